@@ -1,0 +1,55 @@
+# sluicegate — `make help` lists the targets.
+SHELL := /bin/bash
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+SCALE ?= 1m
+
+.DEFAULT_GOAL := help
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	@touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,spark]'
+	@touch $@ $(STAMP)
+
+install: $(STAMP) ## Create .venv and install sluicegate
+dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
+
+demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
+	$(BIN)/sluicegate demo --dir .demo
+
+test: $(DEV_STAMP) ## Run the whole test suite (unit, DuckDB, Spark, Flink)
+	$(BIN)/python -m pytest -m "not spark and not flink" -q
+	$(BIN)/python -m pytest -m "spark" -q -p no:randomly
+	bash scripts/flink_venv.sh
+
+test-fast: $(DEV_STAMP) ## Unit and DuckDB tests only
+	$(BIN)/python -m pytest -m "not spark and not flink and not slow" -q
+
+lint: $(DEV_STAMP) ## ruff check and format check
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+format: $(DEV_STAMP) ## ruff format
+	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks
+
+bench: $(DEV_STAMP) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
+	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
+
+clean: ## Remove build and demo artefacts (keeps .venv)
+	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
+
+.PHONY: help install dev demo test test-fast lint format bench clean

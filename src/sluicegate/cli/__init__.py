@@ -1,0 +1,1 @@
+"""The command line: a thin layer that renders what the library returns."""

@@ -1,0 +1,251 @@
+"""``sluicegate`` — the command line.
+
+One error handler maps every :class:`~sluicegate.errors.SluiceError` to a message and its
+exit code: 0 pass (and warn, with a warning line), 1 gate failed, 2 contract or usage
+error, 3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import wraps
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import SluiceError
+from .console import CliConsole, render_run_summary
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def parse_vars(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint="--var")
+        k, val = v.split("=", 1)
+        out[k.strip()] = val
+    return out
+
+
+def handled(fn):  # noqa: ANN001, ANN201
+    """Turn library errors into one message and the documented exit code (no tracebacks)."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SluiceError as exc:
+            CliConsole().error(exc.render())
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+var_option = click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a contract variable (wins over vars:).",
+)
+date_option = click.option(
+    "--logical-date",
+    metavar="YYYY-MM-DD",
+    help="The date this run is for (default: today, UTC). Reruns of a date replace it.",
+)
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="sluicegate")
+def cli() -> None:
+    """sluicegate — route every record to clean, quarantine or duplicates, and prove it.
+
+    \b
+    Start here:
+      sluicegate demo                          generate a hostile sample and run it
+      sluicegate validate contract.yml         check a contract (exit 2 on any problem)
+      sluicegate run contract.yml              run it; --json prints the run metrics
+      sluicegate compile contract.yml -d spark print the SQL a run executes
+
+    Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
+    3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
+    """
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("contract", type=click.Path(dir_okay=False))
+@var_option
+@date_option
+@handled
+def validate(contract: str, variables: tuple[str, ...], logical_date: str | None) -> None:
+    """Check CONTRACT: shape, types, rule SQL and column names. Exit 2 on any problem."""
+    from ..contract.loader import load_contract
+
+    loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+    c = loaded.contract
+    CliConsole().line(
+        f"{contract}: ok — contract '{c.name}', {len(c.source.columns)} columns, "
+        f"{len(c.rules)} rules, {len(c.references)} references (digest {loaded.digest[:12]})",
+        "green",
+    )
+
+
+@cli.command("compile", context_settings=CONTEXT)
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "-d",
+    "--dialect",
+    default="duckdb",
+    show_default=True,
+    help="Any sqlglot dialect: duckdb, spark, trino, snowflake, …",
+)
+@var_option
+@date_option
+@handled
+def compile_cmd(
+    contract: str, dialect: str, variables: tuple[str, ...], logical_date: str | None
+) -> None:
+    """Print the SQL a run of CONTRACT executes, rendered for DIALECT.
+
+    Rendering raises on anything the dialect cannot express, instead of printing SQL that
+    would not run. The reader (text → typed rows) is printed for engines that have one.
+    """
+    from sqlglot.dialects import Dialect
+    from sqlglot.errors import UnsupportedError
+
+    from ..compile.plan import plan, render_plan
+    from ..contract.loader import load_contract
+    from ..errors import UsageError
+
+    try:
+        Dialect.get_or_raise(dialect)
+    except ValueError as exc:
+        raise UsageError(f"unknown dialect '{dialect}': {exc}") from None
+    loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+    try:
+        text = render_plan(plan(loaded, dialect), dialect)
+    except UnsupportedError as exc:
+        raise UsageError(f"the {dialect} dialect cannot express this contract: {exc}") from None
+    click.echo(loaded.redactor(text), nl=False)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--engine",
+    type=click.Choice(["duckdb", "spark"]),
+    help="Engine (default: the contract's, else duckdb).",
+)
+@var_option
+@date_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the run metrics as one JSON document on stdout."
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress and no summary (the exit code still tells)."
+)
+@handled
+def run(
+    contract: str,
+    engine: str | None,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Run CONTRACT once: bind, read, dedupe, route, prove the ledger, gate, publish.
+
+    \b
+    Exit codes: 0 pass, 0 + warning line on warn, 1 gate failed (quarantine and facts
+    are published, clean rows are not), 2 contract error, 3 ledger violation (nothing
+    published), 4 upstream not ready, 5 locked by another run.
+    """
+    from ..contract.loader import load_contract
+    from ..run.pipeline import run_contract
+
+    loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+    con = CliConsole(quiet=quiet or as_json, json_mode=as_json)
+    try:
+        result = run_contract(loaded, engine_name=engine, listener=con)
+    finally:
+        con.stop()
+    finish_run(con, result, as_json=as_json, quiet=quiet)
+
+
+def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> None:
+    """Print a run's outcome and exit with its code."""
+    m = result.metrics
+    if as_json:
+        click.echo(json.dumps(m, indent=2, default=str))
+    elif not quiet:
+        render_run_summary(con, m)
+        con.line(f"metrics: {result.metrics_path}")
+    status = result.status
+    if status == "warn":
+        reasons = "; ".join(
+            f"{lv['check']} {lv['metric']} > {lv['threshold_warn']}"
+            for lv in m["gate"]["levels"]
+            if lv["status"] == "warn"
+        )
+        CliConsole().notice(f"gate WARN: {reasons}") if quiet or as_json else con.line(
+            f"WARNING: gate warn — {reasons}", "yellow"
+        )
+    elif status == "fail":
+        reasons = "; ".join(
+            f"{lv['check']}: {lv['detail']}" for lv in m["gate"]["levels"] if lv["status"] == "fail"
+        )
+        CliConsole().error(f"gate FAILED — {reasons}; clean rows were not published")
+    elif status == "ledger_violation":
+        CliConsole().error(m.get("error") or "ledger violation")
+    elif not quiet and not as_json:
+        con.line("gate PASS", "green")
+    sys.exit(result.exit_code)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Where to write the sample and warehouse (default: a temp folder).",
+)
+@click.option(
+    "--lines", default=20_000, show_default=True, help="Sales lines in the generated feed."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run metrics as JSON.")
+@click.option("-q", "--quiet", is_flag=True)
+@handled
+def demo(directory: str | None, lines: int, as_json: bool, quiet: bool) -> None:
+    """Generate a hostile sample feed and run the full pipeline on it (embedded DuckDB).
+
+    The sample has NULLs, non-positive amounts, unknown and duplicated reference keys,
+    corrupt lines, duplicate records and two timestamp formats. Ends with the ledger,
+    the per-rule counts and the gate verdict.
+    """
+    from ..demo import prepare_demo
+    from ..run.pipeline import run_contract
+
+    con = CliConsole(quiet=quiet or as_json)
+    loaded, where = prepare_demo(directory, lines)
+    con.line(f"demo feed and warehouse in {where}")
+    try:
+        result = run_contract(loaded, listener=con)
+    finally:
+        con.stop()
+    finish_run(con, result, as_json=as_json, quiet=quiet)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Declared column types: parsed once with sqlglot, classified for casting.
+
+A contract says ``DECIMAL(10,2)`` or ``TIMESTAMP``; every engine must cast text to that
+type with the same rules, so the type is parsed into a sqlglot ``DataType`` and given a
+*kind* the reader compiles cast rules for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+INTEGER_TYPES = {
+    exp.DataType.Type.TINYINT,
+    exp.DataType.Type.SMALLINT,
+    exp.DataType.Type.INT,
+    exp.DataType.Type.BIGINT,
+}
+FLOAT_TYPES = {exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE}
+STRING_TYPES = {
+    exp.DataType.Type.VARCHAR,
+    exp.DataType.Type.TEXT,
+    exp.DataType.Type.CHAR,
+    exp.DataType.Type.NVARCHAR,
+    exp.DataType.Type.NCHAR,
+}
+KINDS = ("integer", "decimal", "float", "string", "boolean", "date", "timestamp")
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """A declared type: the sqlglot tree, its canonical text and its cast kind."""
+
+    text: str
+    datatype: exp.DataType
+    kind: str
+    canonical: str  # upper-case spelling used in the schema fingerprint, e.g. DECIMAL(10,2)
+
+
+class UnknownTypeError(ValueError):
+    """The type text is not a type sluicegate can cast to."""
+
+
+def parse_type(text: str) -> ColumnType:
+    """Parse a declared SQL type.
+
+    >>> parse_type("DECIMAL(10,2)").kind
+    'decimal'
+    """
+    try:
+        dt = exp.DataType.build(text.strip(), dialect="duckdb")
+    except (ParseError, ValueError) as exc:
+        raise UnknownTypeError(f"unknown type '{text}'") from exc
+    t = dt.this
+    if t in INTEGER_TYPES:
+        kind = "integer"
+    elif t == exp.DataType.Type.DECIMAL:
+        kind = "decimal"
+    elif t in FLOAT_TYPES:
+        kind = "float"
+    elif t in STRING_TYPES:
+        kind = "string"
+    elif t == exp.DataType.Type.BOOLEAN:
+        kind = "boolean"
+    elif t == exp.DataType.Type.DATE:
+        kind = "date"
+    elif t in (
+        exp.DataType.Type.TIMESTAMP,
+        exp.DataType.Type.TIMESTAMPNTZ,
+        exp.DataType.Type.DATETIME,
+    ):
+        kind = "timestamp"
+    else:
+        raise UnknownTypeError(
+            f"type '{text}' is not supported; use one of BIGINT, INTEGER, SMALLINT, "
+            "DECIMAL(p,s), DOUBLE, VARCHAR, BOOLEAN, DATE, TIMESTAMP"
+        )
+    canonical = _CANONICAL.get(t)
+    if kind == "decimal":
+        params = [p.this.name for p in dt.expressions] or ["18", "3"]
+        canonical = f"DECIMAL({','.join(params)})"
+        dt = exp.DataType.build(canonical)
+    else:
+        dt = exp.DataType.build(canonical)
+    return ColumnType(text=text, datatype=dt, kind=kind, canonical=canonical)
+
+
+_CANONICAL = {
+    exp.DataType.Type.TINYINT: "TINYINT",
+    exp.DataType.Type.SMALLINT: "SMALLINT",
+    exp.DataType.Type.INT: "INTEGER",
+    exp.DataType.Type.BIGINT: "BIGINT",
+    exp.DataType.Type.FLOAT: "DOUBLE",
+    exp.DataType.Type.DOUBLE: "DOUBLE",
+    exp.DataType.Type.BOOLEAN: "BOOLEAN",
+    exp.DataType.Type.DATE: "DATE",
+    exp.DataType.Type.TIMESTAMP: "TIMESTAMP",
+    exp.DataType.Type.TIMESTAMPNTZ: "TIMESTAMP",
+    exp.DataType.Type.DATETIME: "TIMESTAMP",
+    **{t: "VARCHAR" for t in STRING_TYPES},
+}

@@ -1,0 +1,276 @@
+"""Load a contract file: YAML → tokens → pydantic → semantic checks, with located errors.
+
+Every problem is reported with the file, the key path and the line, all at once, so a
+user fixes a contract in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ContractError, ContractProblem, Redactor
+from .models import Contract
+from .suggest import closest
+from .tokens import SecretProvider, TokenContext, env_secret_provider, substitute_tree
+from .yamlpos import YamlSyntaxError, line_of, load_with_positions
+
+
+@dataclass
+class LoadedContract:
+    """A validated contract and everything known about where it came from."""
+
+    contract: Contract
+    path: Path
+    digest: str
+    logical_date: str
+    positions: dict[tuple, int] = field(default_factory=dict)
+    redactor: Redactor = field(default_factory=Redactor)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def resolve_path(self, p: str) -> Path:
+        """Relative paths in a contract resolve against the contract's folder."""
+        q = Path(os.path.expanduser(p))
+        return q if q.is_absolute() else (self.base_dir / q)
+
+    def line(self, *key: str | int) -> int | None:
+        return line_of(self.positions, tuple(key))
+
+    def error(self, key: tuple, message: str, suggestion: str | None = None) -> ContractError:
+        """A ContractError located at ``key`` (a path tuple such as ('rules', 2, 'expect'))."""
+        return ContractError.one(
+            str(self.path),
+            format_path(key),
+            message,
+            line=self.line(*key),
+            suggestion=suggestion,
+        )
+
+
+def format_path(key: tuple) -> str:
+    out = ""
+    for k in key:
+        if isinstance(k, int):
+            out += f"[{k}]"
+        else:
+            out += ("." if out else "") + str(k)
+    return out
+
+
+def load_contract(
+    path: str | Path,
+    *,
+    variables: Mapping[str, str] | None = None,
+    logical_date: str | None = None,
+    secret_provider: SecretProvider = env_secret_provider,
+    check_semantics: bool = True,
+) -> LoadedContract:
+    """Load and validate a contract file.
+
+    Args:
+        path: the YAML contract.
+        variables: ``--var k=v`` overrides; they win over the contract's ``vars:``.
+        logical_date: ISO date for ``${logical_date}`` (default: today, UTC).
+        secret_provider: resolves ``${secret:scope/key}``.
+        check_semantics: also compile the rules against the schema.
+
+    Raises:
+        ContractError: with every problem found, each with key path and line.
+    """
+    path = Path(path)
+    file = str(path)
+    if not path.is_file():
+        raise ContractError.one(file, "", "contract file not found")
+    text = path.read_text(encoding="utf-8")
+    logical_date = logical_date or dt.datetime.now(dt.UTC).date().isoformat()
+    try:
+        dt.date.fromisoformat(logical_date)
+    except ValueError:
+        raise ContractError.one(
+            file, "--logical-date", f"'{logical_date}' is not an ISO date (YYYY-MM-DD)"
+        ) from None
+    try:
+        data, positions = load_with_positions(text)
+    except YamlSyntaxError as exc:
+        raise ContractError.one(file, "", f"not valid YAML: {exc}", line=exc.line) from None
+    if not isinstance(data, dict):
+        raise ContractError.one(file, "", "a contract is a YAML mapping (key: value lines)")
+
+    problems: list[ContractProblem] = []
+    raw_vars = data.get("vars") or {}
+    if not isinstance(raw_vars, dict):
+        raw_vars = {}
+    merged_vars = {k: str(v) for k, v in raw_vars.items()}
+    merged_vars.update({k: str(v) for k, v in (variables or {}).items()})
+    ctx = TokenContext(
+        variables=merged_vars, logical_date=logical_date, secret_provider=secret_provider
+    )
+
+    def token_error(key: tuple, message: str) -> None:
+        problems.append(ContractProblem(format_path(key), message, line_of(positions, key)))
+
+    data = substitute_tree(data, ctx, on_error=token_error)
+    redactor = Redactor(set(ctx.secrets_seen))
+
+    rules_file = data.get("rules_file")
+    if isinstance(rules_file, str):
+        data, positions = _merge_rules_file(path, rules_file, data, positions, ctx, problems)
+        redactor.secrets |= ctx.secrets_seen
+
+    if problems:
+        raise _redacted(ContractError(file, problems), redactor)
+    try:
+        contract = Contract.model_validate(data)
+    except ValidationError as exc:
+        raise _redacted(
+            ContractError(file, _pydantic_problems(exc, positions, data)), redactor
+        ) from None
+
+    digest = hashlib.sha256(
+        json.dumps(contract.model_dump(mode="json"), sort_keys=True).encode()
+    ).hexdigest()
+    loaded = LoadedContract(contract, path, digest, logical_date, positions, redactor)
+    if check_semantics:
+        from .semantics import check_contract
+
+        try:
+            check_contract(loaded)
+        except ContractError as exc:
+            raise _redacted(exc, redactor) from None
+    return loaded
+
+
+def _redacted(exc: ContractError, redactor: Redactor) -> ContractError:
+    for p in exc.problems:
+        p.message = redactor(p.message)
+    return ContractError(exc.file, exc.problems)
+
+
+def _merge_rules_file(
+    contract_path: Path,
+    rules_file: str,
+    data: dict,
+    positions: dict,
+    ctx: TokenContext,
+    problems: list[ContractProblem],
+) -> tuple[dict, dict]:
+    """Append the rules of ``rules_file`` (a list, or a mapping with ``rules:``) to the contract's."""
+    rpath = Path(rules_file)
+    if not rpath.is_absolute():
+        rpath = contract_path.parent / rpath
+    if not rpath.is_file():
+        problems.append(
+            ContractProblem(
+                "rules_file", f"rules file '{rpath}' not found", positions.get(("rules_file",))
+            )
+        )
+        return data, positions
+    try:
+        rdata, rpos = load_with_positions(rpath.read_text(encoding="utf-8"))
+    except YamlSyntaxError as exc:
+        problems.append(ContractProblem("rules_file", f"{rpath}:{exc.line}: not valid YAML: {exc}"))
+        return data, positions
+    if isinstance(rdata, dict) and set(rdata) <= {"rules"}:
+        rdata = rdata.get("rules") or []
+        rpos = {k[1:]: v for k, v in rpos.items() if k and k[0] == "rules"}
+    if not isinstance(rdata, list):
+        problems.append(ContractProblem("rules_file", f"{rpath}: expected a list of rules"))
+        return data, positions
+    rdata = substitute_tree(
+        rdata,
+        ctx,
+        on_error=lambda key, msg: problems.append(
+            ContractProblem(format_path(("rules_file",) + key), f"{rpath}: {msg}")
+        ),
+    )
+    own = list(data.get("rules") or [])
+    offset = len(own)
+    data = dict(data)
+    data["rules"] = own + rdata
+    positions = dict(positions)
+    for k, v in rpos.items():
+        if k and isinstance(k[0], int):
+            positions[("rules", k[0] + offset) + k[1:]] = v
+    return data, positions
+
+
+def _pydantic_problems(exc: ValidationError, positions: dict, data: dict) -> list[ContractProblem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(x for x in err["loc"] if not _is_union_tag(x))
+        etype = err["type"]
+        suggestion = None
+        if etype == "extra_forbidden":
+            bad = str(loc[-1])
+            valid = _valid_keys(Contract, loc[:-1], data)
+            suggestion = closest(bad, valid)
+            msg = f"unknown key '{bad}'"
+            if valid:
+                msg += "; valid keys here: " + ", ".join(sorted(valid))
+        elif etype == "missing":
+            msg = f"missing required key '{loc[-1]}'"
+        else:
+            msg = err["msg"]
+            if msg.startswith("Value error, "):
+                msg = msg[len("Value error, ") :]
+            if "input" in err and etype not in ("string_pattern_mismatch",):
+                inp = err["input"]
+                if not isinstance(inp, dict | list):
+                    msg += f" (got {inp!r})"
+        problems.append(ContractProblem(format_path(loc), msg, line_of(positions, loc), suggestion))
+    return problems
+
+
+def _is_union_tag(x: Any) -> bool:
+    return isinstance(x, str) and (x[:1].isupper() or x.startswith("function-"))
+
+
+def _valid_keys(model: type[BaseModel], loc: tuple, data: Any) -> list[str]:
+    """The field names allowed at ``loc`` (walking the pydantic models along the path)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if isinstance(current, _DictOf):
+            current = current.model  # ``part`` is a user-chosen name (a column, a reference)
+            continue
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            f = current.model_fields.get(part)
+            if f is None:
+                return []
+            current = _inner_model(f.annotation)
+        else:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _inner_model(annotation: Any) -> Any:
+    """Find the BaseModel inside Optional[...], list[...], dict[str, ...] annotations."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for a in typing.get_args(annotation):
+        m = _inner_model(a)
+        if m is not None:
+            return _DictOf(m) if typing.get_origin(annotation) is dict else m
+    return None
+
+
+class _DictOf:
+    """Marker: a mapping of user-chosen names to ``model`` (e.g. columns, references)."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model

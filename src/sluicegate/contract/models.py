@@ -1,0 +1,210 @@
+"""The contract as pydantic models: what the user wrote, validated for shape.
+
+Every model forbids unknown keys so a misspelt key is an error (with a did-you-mean),
+never a silently ignored setting. Semantic checks that need more than one section
+(rule columns against the schema, dedupe keys, references) live in ``semantics.py``.
+Later sections (``model``, ``serve``) slot in as fields of :class:`Contract`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .coltypes import ColumnType, UnknownTypeError, parse_type
+
+IDENT = r"^[a-z_][a-z0-9_]*$"
+SQL_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class ColumnSpec(Strict):
+    """One declared column. ``NAME: TYPE`` in YAML is shorthand for ``{type: TYPE}``."""
+
+    type: str
+    nullable: bool = True
+    formats: list[str] | None = None
+    finite: bool = True
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, v: str) -> str:
+        try:
+            parse_type(v)
+        except UnknownTypeError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @model_validator(mode="after")
+    def _formats_only_for_time(self) -> ColumnSpec:
+        if self.formats is not None:
+            if self.parsed.kind not in ("date", "timestamp"):
+                raise ValueError("formats: is only allowed on DATE and TIMESTAMP columns")
+            if not self.formats:
+                raise ValueError("formats: must list at least one strptime format")
+        return self
+
+    @property
+    def parsed(self) -> ColumnType:
+        return parse_type(self.type)
+
+
+def _columns_shorthand(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: ({"type": t} if isinstance(t, str) else t) for k, t in v.items()}
+    return v
+
+
+class Freshness(Strict):
+    """The newest value of ``column`` must be younger than ``max_age`` (e.g. ``36h``, ``2d``)."""
+
+    column: str
+    max_age: str
+
+    @field_validator("max_age")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        if not re.fullmatch(r"\s*\d+\s*[smhd]\s*", v):
+            raise ValueError("max_age must look like 90s, 30m, 36h or 2d")
+        return v.strip()
+
+    @property
+    def max_age_seconds(self) -> int:
+        n, unit = int(self.max_age[:-1]), self.max_age[-1]
+        return n * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+
+
+class CsvOptions(Strict):
+    """CSV dialect of a source: the header line is not a record."""
+
+    delimiter: str = ","
+    header: bool = True
+    quote: str = '"'
+
+
+class TableSource(Strict):
+    """A file-backed table: the shape shared by ``source`` and ``references``."""
+
+    path: str
+    format: Literal["ndjson", "csv", "parquet"] = "ndjson"
+    columns: dict[str, ColumnSpec]
+    csv: CsvOptions | None = None
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        return _columns_shorthand(v)
+
+    @field_validator("columns")
+    @classmethod
+    def _column_names(cls, v: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+        if not v:
+            raise ValueError("declare at least one column")
+        for name in v:
+            if not re.match(SQL_IDENT, name):
+                raise ValueError(f"column name '{name}' must be a plain identifier")
+            if name.startswith("_"):
+                raise ValueError(f"column '{name}': names starting with _ are reserved")
+        return v
+
+
+class Source(TableSource):
+    """The feed a run reads."""
+
+    name: str | None = None
+    freshness: Freshness | None = None
+    ready_when: str | None = None
+
+
+class Dedupe(Strict):
+    """Deterministic dedupe: keep the first row per ``key`` by ``order_by``, then lineage."""
+
+    key: list[str] = Field(min_length=1)
+    order_by: list[str] = Field(default_factory=list)
+
+
+class Rule(Strict):
+    """One expectation. The row passes only when ``expect`` is TRUE."""
+
+    name: str = Field(pattern=IDENT)
+    expect: str
+    owner: str | None = None
+    version: int = Field(default=1, ge=1)
+    description: str | None = None
+    on_fail: Literal["quarantine", "warn", "abort"] = "quarantine"
+    fail_above: float | None = Field(default=None, ge=0, le=1)
+
+
+class Gate(Strict):
+    """Thresholds on the quarantined share of records."""
+
+    warn_above: float = Field(default=0.01, ge=0, le=1)
+    fail_above: float = Field(default=0.05, ge=0, le=1)
+    on_stream_fail: Literal["stop", "continue"] = "stop"
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Gate:
+        if self.warn_above > self.fail_above:
+            raise ValueError("warn_above must not exceed fail_above")
+        return self
+
+
+class Outputs(Strict):
+    """Where results go. Table names are plain identifiers."""
+
+    warehouse: str
+    clean: str = Field(pattern=SQL_IDENT)
+    quarantine: str = Field(pattern=SQL_IDENT)
+    duplicates: str = Field(default="duplicates", pattern=SQL_IDENT)
+    facts: str = Field(default="quality_facts", pattern=SQL_IDENT)
+    partition_by: list[str] | None = None
+    export: str | None = None
+
+    @property
+    def outbox(self) -> str:
+        return self.quarantine + "_outbox"
+
+
+class EngineSection(Strict):
+    """Engine choice and options; the CLI's --engine wins."""
+
+    name: Literal["duckdb", "spark"] = "duckdb"
+    master: str | None = None
+    remote: str | None = None
+    memory_limit: str | None = None
+    threads: int | None = None
+    options: dict[str, str] = Field(default_factory=dict)
+
+
+class Contract(Strict):
+    """One feed's contract (DESIGN §2)."""
+
+    name: str = Field(pattern=IDENT)
+    owner: str | None = None
+    vars: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    engine: EngineSection = Field(default_factory=EngineSection)
+    source: Source
+    dedupe: Dedupe | None = None
+    references: dict[str, TableSource] = Field(default_factory=dict)
+    rules: list[Rule] = Field(default_factory=list)
+    rules_file: str | None = None
+    gate: Gate = Field(default_factory=Gate)
+    outputs: Outputs
+    model: dict[str, Any] | None = None
+    serve: dict[str, Any] | None = None
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_shorthand(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v
+
+    @property
+    def source_name(self) -> str:
+        return self.source.name or self.name

@@ -1,0 +1,97 @@
+"""The engine interface: execute expressions, load inputs, hold transactions.
+
+Kept deliberately narrow (SQLMesh's engine adapter is the model): engines never decide
+what to compute, only how to run it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+
+@dataclass(frozen=True)
+class EngineCapabilities:
+    """A flat record of what an engine can do (dlt style)."""
+
+    transactions: bool
+    asof_join: bool
+    dialect: str
+
+
+class Engine(ABC):
+    """An execution engine bound to one warehouse."""
+
+    name: str
+    dialect: str
+    capabilities: EngineCapabilities
+
+    @abstractmethod
+    def execute(self, statement: exp.Expression | str) -> None:
+        """Run one statement (an expression is rendered in the engine's dialect)."""
+
+    @abstractmethod
+    def fetch(self, query: exp.Expression | str) -> list[tuple]:
+        """Run a query and return all rows (for small results: counts, metrics)."""
+
+    def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by column name."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def load_lines(self, files: Sequence[str], table: str) -> None:
+        """Create ``table(_source_file, _source_line, _line)``: one row per non-blank line.
+
+        ``_source_line`` is the 1-based physical line number; a UTF-8 BOM at the start of a
+        file and a trailing CR are removed; invalid UTF-8 bytes are replaced, never fatal.
+        """
+
+    @abstractmethod
+    def load_parquet(self, files: Sequence[str], table: str) -> None:
+        """Create ``table`` from Parquet files with ``_source_file`` and 1-based ``_source_line``."""
+
+    @abstractmethod
+    def create_table_as(
+        self, table: str, query: exp.Expression, *, temporary: bool = False
+    ) -> None:
+        """(Re)create ``table`` from ``query``."""
+
+    @abstractmethod
+    def table_exists(self, table: str) -> bool: ...
+
+    @abstractmethod
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        """(name, type) of each column of ``table``."""
+
+    @abstractmethod
+    def begin(self) -> None: ...
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def rollback(self) -> None: ...
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Commit on success, roll back on any exception."""
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def render(self, statement: exp.Expression) -> str:
+        from ..compile.render import render
+
+        return render(statement, self.dialect)

@@ -1,0 +1,170 @@
+"""The embedded engine: one DuckDB file is the warehouse."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from ..errors import LockedError, SluiceError
+from .base import Engine, EngineCapabilities
+
+_LINES_QUERY = sqlglot.parse_one(
+    "SELECT filename AS _source_file, CAST(t.n AS BIGINT) AS _source_line, "
+    "CASE WHEN t.n = 1 THEN ltrim(rtrim(t.l, chr(13)), chr(65279)) "
+    "ELSE rtrim(t.l, chr(13)) END AS _line "
+    "FROM read_text(?) AS f, "
+    "UNNEST(string_split(CAST(f.content AS VARCHAR), chr(10))) WITH ORDINALITY AS t(l, n) "
+    "WHERE trim(rtrim(t.l, chr(13)), ' ' || chr(9) || chr(65279)) <> ''",
+    read="duckdb",
+)
+_EMPTY_LINES_QUERY = sqlglot.parse_one(
+    "SELECT CAST(NULL AS VARCHAR) AS _source_file, CAST(NULL AS BIGINT) AS _source_line, "
+    "CAST(NULL AS VARCHAR) AS _line WHERE FALSE",
+    read="duckdb",
+)
+_PARQUET_QUERY = sqlglot.parse_one(
+    "SELECT * EXCLUDE (filename, file_row_number), filename AS _source_file, "
+    "CAST(file_row_number + 1 AS BIGINT) AS _source_line "
+    "FROM read_parquet(?, filename = true, file_row_number = true)",
+    read="duckdb",
+)
+
+
+def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create:
+    props = exp.Properties(expressions=[exp.TemporaryProperty()]) if temporary else None
+    return exp.Create(
+        this=exp.Table(this=exp.to_identifier(table, quoted=True)),
+        kind="TABLE",
+        replace=True,
+        expression=query.copy(),
+        properties=props,
+    )
+
+
+class DuckDBEngine(Engine):
+    """DuckDB in process. Intermediate tables are TEMP (spill to ``temp_directory``)."""
+
+    name = "duckdb"
+    dialect = "duckdb"
+    capabilities = EngineCapabilities(transactions=True, asof_join=True, dialect="duckdb")
+
+    def __init__(
+        self,
+        warehouse: str,
+        *,
+        read_only: bool = False,
+        memory_limit: str | None = None,
+        threads: int | None = None,
+        temp_directory: str | None = None,
+    ) -> None:
+        self.warehouse = warehouse
+        if warehouse != ":memory:":
+            Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
+        config: dict[str, Any] = {}
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        if threads:
+            config["threads"] = threads
+        if temp_directory:
+            config["temp_directory"] = temp_directory
+        try:
+            self.con = duckdb.connect(warehouse, read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise LockedError(
+                    f"the warehouse {warehouse} is in use by another process",
+                    hint="wait for the running job to finish (DuckDB allows one writer process)",
+                ) from None
+            raise SluiceError(f"cannot open warehouse {warehouse}: {exc}") from None
+
+    # -- execution -------------------------------------------------------------
+    def _sql(self, statement: exp.Expression | str) -> str:
+        return statement if isinstance(statement, str) else self.render(statement)
+
+    def execute(self, statement: exp.Expression | str) -> None:
+        self.con.execute(self._sql(statement))
+
+    def fetch(self, query: exp.Expression | str) -> list[tuple]:
+        return self.con.execute(self._sql(query)).fetchall()
+
+    def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
+        cur = self.con.execute(self._sql(query))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    # -- inputs ----------------------------------------------------------------
+    def load_lines(self, files: Sequence[str], table: str) -> None:
+        """Read files as raw text with physical line numbers.
+
+        ``read_text`` + ``string_split`` + ``UNNEST ... WITH ORDINALITY`` numbers lines without
+        a window over the whole input.
+        """
+        query = _LINES_QUERY if files else _EMPTY_LINES_QUERY
+        self.con.execute(
+            self.render(_create(table, query, temporary=True)), [list(files)] if files else []
+        )
+
+    def load_parquet(self, files: Sequence[str], table: str) -> None:
+        self.con.execute(self.render(_create(table, _PARQUET_QUERY, temporary=True)), [list(files)])
+
+    # -- tables ----------------------------------------------------------------
+    def create_table_as(
+        self, table: str, query: exp.Expression, *, temporary: bool = False
+    ) -> None:
+        self.con.execute(self.render(_create(table, query, temporary=temporary)))
+
+    def table_exists(self, table: str) -> bool:
+        return bool(
+            self.con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+            ).fetchone()[0]
+        )
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        return [
+            (r[0], r[1])
+            for r in self.con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = ? ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+        ]
+
+    # -- transactions ------------------------------------------------------------
+    def begin(self) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+
+    def commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def rollback(self) -> None:
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
+
+    def peak_memory_bytes(self) -> int | None:
+        try:
+            return int(
+                self.con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()[
+                    0
+                ]
+            )
+        except duckdb.Error:
+            return None
+
+
+def file_size(path: str) -> int:
+    return os.path.getsize(path)

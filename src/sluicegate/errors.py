@@ -1,0 +1,138 @@
+"""Library errors: each carries its context and says what to do.
+
+The CLI maps every :class:`SluiceError` to a message and an exit code in one place
+(``sluicegate.cli.main``); nothing else in the library decides exit codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Exit codes (DESIGN §8). Schedulers key on these; they are documented in docs/exit-codes.md.
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_CONTRACT = 2
+EXIT_LEDGER = 3
+EXIT_NOT_READY = 4
+EXIT_LOCKED = 5
+
+
+class SluiceError(Exception):
+    """Base of every error sluicegate raises on purpose."""
+
+    exit_code: int = EXIT_CONTRACT
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        """One human message: what went wrong, then what to do."""
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+@dataclass
+class ContractProblem:
+    """One problem in a contract, located by key path and (where known) line."""
+
+    path: str
+    message: str
+    line: int | None = None
+    suggestion: str | None = None
+
+    def render(self, file: str) -> str:
+        where = f"{file}:{self.line}" if self.line else file
+        key = f" [{self.path}]" if self.path else ""
+        text = f"{where}{key}: {self.message}"
+        if self.suggestion:
+            text += f" (did you mean '{self.suggestion}'?)"
+        return text
+
+
+class ContractError(SluiceError):
+    """The contract cannot be used. Names the file, the key path, the line and a fix."""
+
+    exit_code = EXIT_CONTRACT
+
+    def __init__(self, file: str, problems: list[ContractProblem]) -> None:
+        self.file = file
+        self.problems = problems
+        super().__init__("\n".join(p.render(file) for p in problems))
+
+    @classmethod
+    def one(
+        cls,
+        file: str,
+        path: str,
+        message: str,
+        *,
+        line: int | None = None,
+        suggestion: str | None = None,
+    ) -> ContractError:
+        return cls(file, [ContractProblem(path, message, line, suggestion)])
+
+
+class UsageError(SluiceError):
+    """The command line asked for something impossible."""
+
+    exit_code = EXIT_CONTRACT
+
+
+class InputError(SluiceError):
+    """The input cannot be bound (missing path, unreadable file)."""
+
+    exit_code = EXIT_CONTRACT
+
+
+class EngineUnavailable(SluiceError):
+    """An optional engine is not installed; the hint has the install line."""
+
+    exit_code = EXIT_CONTRACT
+
+
+@dataclass
+class LedgerViolation:
+    """One way the ledger failed to balance."""
+
+    check: str
+    detail: str
+
+
+class LedgerError(SluiceError):
+    """raw != clean + quarantined + duplicates, or the lineage sets overlap."""
+
+    exit_code = EXIT_LEDGER
+
+    def __init__(self, violations: list[LedgerViolation]) -> None:
+        self.violations = violations
+        super().__init__(
+            "ledger does not balance: " + "; ".join(f"{v.check}: {v.detail}" for v in violations),
+            hint="nothing was published; this is a bug in sluicegate or a changed input — "
+            "rerun, and report it with the run metrics JSON if it persists",
+        )
+
+
+class NotReadyError(SluiceError):
+    """The upstream has not signalled readiness (``source.ready_when``)."""
+
+    exit_code = EXIT_NOT_READY
+
+
+class LockedError(SluiceError):
+    """Another run of the same contract holds the writer lock."""
+
+    exit_code = EXIT_LOCKED
+
+
+@dataclass
+class Redactor:
+    """Replaces secret values with ``***`` wherever text leaves the library."""
+
+    secrets: set[str] = field(default_factory=set)
+
+    def __call__(self, text: str) -> str:
+        for s in sorted(self.secrets, key=len, reverse=True):
+            if s:
+                text = text.replace(s, "***")
+        return text

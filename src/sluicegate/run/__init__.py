@@ -1,0 +1,1 @@
+"""Orchestration: bind → read → dedupe → route → publish → report."""

@@ -1,0 +1,111 @@
+"""The run-metrics JSON (DESIGN §9): written for every run, pass or fail."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import LedgerError
+from .bind import schema_fingerprint
+
+if TYPE_CHECKING:
+    from .pipeline import RunContext
+
+
+def build_metrics(
+    ctx: RunContext,
+    *,
+    started: dt.datetime,
+    elapsed: float,
+    engine: str,
+    ledger_error: LedgerError | None,
+) -> dict[str, Any]:
+    from .pipeline import peak_rss_bytes, warehouse_path
+
+    c = ctx.contract
+    counts = ctx.counts
+    raw = ctx.binding.raw_records if ctx.binding else 0
+    ledger = dict(counts.get("ledger") or {})
+    ledger.update(
+        {
+            "raw": raw,
+            "blank_lines": ctx.binding.blank_lines if ctx.binding else 0,
+            "corrupt": counts.get("corrupt", 0),
+            "quarantined_by_reason": counts.get("by_reason", {}),
+        }
+    )
+    rules = {}
+    failed = counts.get("failed", {})
+    routed = counts.get("routed", 0)
+    for r in ctx.rules:
+        n = failed.get(r.name, 0)
+        rules[r.name] = {
+            "failed": n,
+            "share": round(n / routed, 6) if routed else 0.0,
+            "on_fail": r.on_fail,
+            "owner": r.owner or c.owner,
+            "version": r.version,
+            "expect": ctx.loaded.redactor(r.text),
+        }
+    gate = ctx.gate
+    status = "ledger_violation" if ledger_error else (gate.status if gate else "fail")
+    return {
+        "sluicegate_version": __version__,
+        "run_id": ctx.run_id,
+        "contract": {"name": c.name, "digest": ctx.loaded.digest, "path": str(ctx.loaded.path)},
+        "logical_date": ctx.loaded.logical_date,
+        "engine": engine,
+        "started_at": started.isoformat(timespec="seconds"),
+        "status": status,
+        "input": {
+            "format": c.source.format,
+            "files": ctx.binding.manifest() if ctx.binding else [],
+            "binding_digest": ctx.binding.digest if ctx.binding else None,
+            "raw_records": raw,
+        },
+        "schema_fingerprint": schema_fingerprint(c.source),
+        "partitions": ctx.partitions,
+        "drift": ctx.drift,
+        "ledger": ledger,
+        "rules": rules,
+        "builtin": {
+            k: failed.get(k, 0) for k in ("corrupt_record", "type_mismatch", "missing_required")
+        },
+        "gate": {
+            "status": gate.status if gate else None,
+            "levels": [lv.__dict__ for lv in gate.levels] if gate else [],
+        },
+        "clean_published": counts.get("clean_published", 0),
+        "timings": {**ctx.timings, "total": round(elapsed, 4)},
+        "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "outputs": {
+            "warehouse": warehouse_path(ctx.loaded),
+            "clean": c.outputs.clean,
+            "quarantine": c.outputs.quarantine,
+            "duplicates": c.outputs.duplicates,
+            "facts": c.outputs.facts,
+        },
+        "error": ledger_error.render() if ledger_error else None,
+    }
+
+
+def metrics_dir(ctx: RunContext) -> Path:
+    from .pipeline import warehouse_path
+
+    w = Path(warehouse_path(ctx.loaded))
+    return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
+
+
+def write_metrics(ctx: RunContext, metrics: dict[str, Any]) -> Path:
+    """Write ``<warehouse stem>.runs/<contract>/<logical date>__<run id>.json`` and ``latest.json``."""
+    d = metrics_dir(ctx) / ctx.contract.name
+    d.mkdir(parents=True, exist_ok=True)
+    text = ctx.loaded.redactor(json.dumps(metrics, indent=2, default=str, sort_keys=False))
+    path = d / f"{ctx.loaded.logical_date}__{ctx.run_id}.json"
+    path.write_text(text + "\n", encoding="utf-8")
+    (d / "latest.json").write_text(text + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,293 @@
+"""One run, stage by stage (DESIGN §4): bind → read → dedupe → route → publish → report.
+
+Each stage is a small function of the :class:`RunContext`; timings and counts land in
+the run metrics. Intermediate relations are TEMP tables on the engine; only ``publish``
+touches the warehouse's durable tables, inside one transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from ..compile import dedupe as dedupe_c
+from ..compile import metrics as metrics_c
+from ..compile import read as read_c
+from ..compile import route as route_c
+from ..compile.render import col
+from ..compile.rules import CompiledRule, Membership, compile_rules
+from ..contract.loader import LoadedContract
+from ..contract.semantics import hive_partition_names
+from ..engines import Engine, open_engine
+from ..errors import LedgerError
+from ..report.events import Listener, Silent
+from . import bind as bind_s
+from .gate import GateResult, evaluate_gate
+from .publish import publish
+
+T_LINES, T_TYPED, T_RANKED, T_KEPT, T_FLAGS, T_ROUTED = (
+    "_sg_lines",
+    "_sg_typed",
+    "_sg_ranked",
+    "_sg_kept",
+    "_sg_flags",
+    "_sg_routed",
+)
+
+
+@dataclass
+class RunContext:
+    """Everything a stage needs, and what stages leave for later ones."""
+
+    loaded: LoadedContract
+    engine: Engine
+    listener: Listener
+    binding: bind_s.Binding | None = None
+    run_id: str = ""
+    rules: list[CompiledRule] = field(default_factory=list)
+    memberships: list[Membership] = field(default_factory=list)
+    partitions: list[str] = field(default_factory=list)
+    reference_tables: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    drift: list[dict[str, Any]] = field(default_factory=list)
+    gate: GateResult | None = None
+
+    @property
+    def contract(self):  # noqa: ANN201 - the Contract model
+        return self.loaded.contract
+
+
+@dataclass
+class RunResult:
+    """What a run returns to its caller: metrics (also written as JSON) and a verdict."""
+
+    metrics: dict[str, Any]
+    status: str  # pass | warn | fail | ledger_violation
+    exit_code: int
+    metrics_path: Path | None = None
+
+
+def warehouse_path(loaded: LoadedContract) -> str:
+    return str(loaded.resolve_path(loaded.contract.outputs.warehouse))
+
+
+def run_contract(
+    loaded: LoadedContract,
+    *,
+    engine_name: str | None = None,
+    listener: Listener | None = None,
+    engine_options: dict[str, Any] | None = None,
+) -> RunResult:
+    """Run the contract once for ``loaded.logical_date``. Never raises for bad data."""
+    from .metrics import build_metrics, write_metrics
+
+    listener = listener or Silent()
+    started = dt.datetime.now(dt.UTC)
+    t0 = time.perf_counter()
+    name = engine_name or loaded.contract.engine.name
+    options = dict(engine_options or {})
+    if name == "duckdb":
+        eng_cfg = loaded.contract.engine
+        options.setdefault("memory_limit", eng_cfg.memory_limit)
+        options.setdefault("threads", eng_cfg.threads)
+    engine = open_engine(
+        name, warehouse_path(loaded), **{k: v for k, v in options.items() if v is not None}
+    )
+    ctx = RunContext(loaded=loaded, engine=engine, listener=listener)
+    ledger_error: LedgerError | None = None
+    try:
+        for stage in (
+            stage_bind,
+            stage_compile,
+            stage_references,
+            stage_read,
+            stage_dedupe,
+            stage_route,
+        ):
+            _timed(ctx, stage)
+        try:
+            _timed(ctx, stage_publish)
+        except LedgerError as exc:
+            ledger_error = exc
+    finally:
+        engine.close()
+    elapsed = time.perf_counter() - t0
+    metrics = build_metrics(
+        ctx, started=started, elapsed=elapsed, engine=name, ledger_error=ledger_error
+    )
+    path = write_metrics(ctx, metrics)
+    if ledger_error is not None:
+        return RunResult(metrics, "ledger_violation", ledger_error.exit_code, path)
+    status = ctx.gate.status if ctx.gate else "fail"
+    return RunResult(metrics, status, 1 if status == "fail" else 0, path)
+
+
+def _timed(ctx: RunContext, stage) -> None:  # noqa: ANN001
+    name = stage.__name__.removeprefix("stage_")
+    ctx.listener.stage(name)
+    t = time.perf_counter()
+    stage(ctx)
+    ctx.timings[name] = round(time.perf_counter() - t, 4)
+    ctx.listener.finished(name, ctx.timings[name])
+
+
+# -- stages ------------------------------------------------------------------------
+
+
+def stage_bind(ctx: RunContext) -> None:
+    ctx.binding = bind_s.bind(ctx.loaded)
+    ctx.run_id = bind_s.run_id(ctx.loaded, ctx.binding)
+    ctx.partitions = discover_partitions(ctx.binding, ctx.contract.source.path)
+
+
+def discover_partitions(binding: bind_s.Binding, declared_path: str) -> list[str]:
+    """Hive-style ``name=value`` folders in the bound files (in path order, first seen first)."""
+    names: list[str] = list(hive_partition_names(declared_path))
+    for f in binding.files:
+        for part in Path(f.path).parent.parts:
+            if "=" in part:
+                n = part.split("=", 1)[0]
+                if n and n.isidentifier() and n not in names:
+                    names.append(n)
+    return names
+
+
+def stage_compile(ctx: RunContext) -> None:
+    c = ctx.contract
+    visible = {**c.source.columns, **dict.fromkeys(ctx.partitions, None)}
+    refs = {n: r.columns for n, r in c.references.items()}
+    ctx.rules, ctx.memberships = compile_rules(c.rules, visible, refs)
+
+
+def stage_references(ctx: RunContext) -> None:
+    """Load each reference with the same permissive reader (its bad rows cannot match)."""
+    for name, ref in ctx.contract.references.items():
+        files = bind_s.list_files(ctx.loaded, ref, f"references.{name}")
+        table = f"_sg_ref_{name}"
+        _load_typed(ctx, files, ref, [], table, f"_sg_ref_lines_{name}")
+        ctx.reference_tables[name] = table
+
+
+def _load_typed(
+    ctx: RunContext, files: list[str], spec, partitions: list[str], table: str, lines_table: str
+) -> None:  # noqa: ANN001
+    eng = ctx.engine
+    if spec.format == "parquet":
+        from ..compile.parquet import typed_from_parquet
+
+        eng.load_parquet(files, lines_table)
+        present = [name for name, _t in eng.columns(lines_table)]
+        eng.create_table_as(
+            table,
+            typed_from_parquet(lines_table, spec, partitions, eng.dialect, present),
+            temporary=True,
+        )
+    elif spec.format == "ndjson":
+        eng.load_lines(files, lines_table)
+        eng.create_table_as(
+            table, read_c.typed_select(lines_table, spec, partitions, eng.dialect), temporary=True
+        )
+    else:
+        from ..compile.csv import typed_from_csv_lines
+
+        eng.load_lines(files, lines_table)
+        eng.create_table_as(
+            table, typed_from_csv_lines(lines_table, spec, partitions, eng.dialect), temporary=True
+        )
+
+
+def stage_read(ctx: RunContext) -> None:
+    files = [f.path for f in ctx.binding.files]
+    _load_typed(ctx, files, ctx.contract.source, ctx.partitions, T_TYPED, T_LINES)
+
+
+def stage_dedupe(ctx: RunContext) -> None:
+    eng = ctx.engine
+    eng.create_table_as(
+        T_RANKED, dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe), temporary=True
+    )
+    names = list(ctx.contract.source.columns)
+    q, labels = metrics_c.ranked_counts(T_RANKED, names)
+    row = eng.fetch(q)[0]
+    counts = dict(zip(labels, (int(v) for v in row), strict=True))
+    ctx.counts["parsed"] = counts["parsed"]
+    ctx.counts["duplicates"] = counts["duplicates"]
+    ctx.counts["corrupt"] = counts["corrupt"]
+    ctx.drift = drift_events(ctx, counts)
+    kept = (
+        exp.select(exp.Star())
+        .from_(exp.to_table(T_RANKED))
+        .where(exp.EQ(this=col("_rn"), expression=exp.Literal.number(1)))
+    )
+    eng.create_table_as(T_KEPT, kept, temporary=True)
+
+
+def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Schema drift of this run: undeclared fields, declared fields never present, never cast."""
+    events: list[dict[str, Any]] = []
+    objects = counts["parsed"] - counts["corrupt"]
+    if counts.get("undeclared_rows"):
+        for k, n in ctx.engine.fetch(metrics_c.undeclared_fields(T_RANKED, ctx.engine.dialect)):
+            events.append({"kind": "undeclared_field", "field": k, "records": int(n)})
+    if objects and ctx.contract.source.format != "parquet":
+        for name in ctx.contract.source.columns:
+            if counts[f"present:{name}"] == 0:
+                events.append({"kind": "declared_field_absent", "field": name, "records": objects})
+    for name in ctx.contract.source.columns:
+        mism = counts[f"mismatch:{name}"]
+        if mism and counts[f"nonnull:{name}"] == 0:
+            events.append({"kind": "field_never_casts", "field": name, "records": mism})
+        elif mism:
+            events.append({"kind": "type_mismatch", "field": name, "records": mism})
+    for e in events:
+        ctx.listener.notice(f"drift: {e['kind']} {e['field']} ({e['records']} records)")
+    return events
+
+
+def stage_route(ctx: RunContext) -> None:
+    eng = ctx.engine
+    eng.create_table_as(
+        T_FLAGS,
+        route_c.flags_select(
+            T_KEPT, ctx.contract, ctx.rules, ctx.memberships, ctx.reference_tables
+        ),
+        temporary=True,
+    )
+    eng.create_table_as(T_ROUTED, route_c.routed_select(T_FLAGS, ctx.rules), temporary=True)
+    checks = route_c.checks(ctx.rules)
+    q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
+    row = eng.fetch(q)[0]
+    counts = dict(zip(labels, (int(v) for v in row), strict=True))
+    ctx.counts["routed"] = counts["routed"]
+    ctx.counts["clean"] = counts["clean"]
+    ctx.counts["quarantined"] = counts["routed"] - counts["clean"]
+    ctx.counts["by_reason"] = {
+        c.name: counts[f"reason:{c.name}"]
+        for c in checks
+        if c.routes and counts[f"reason:{c.name}"]
+    }
+    ctx.counts["failed"] = {c.name: counts[f"failed:{c.name}"] for c in checks}
+    ctx.gate = evaluate_gate(
+        quarantined=ctx.counts["quarantined"],
+        routed=ctx.counts["routed"],
+        warn_above=ctx.contract.gate.warn_above,
+        fail_above=ctx.contract.gate.fail_above,
+        rules=ctx.rules,
+        rule_failures=ctx.counts["failed"],
+    )
+
+
+def stage_publish(ctx: RunContext) -> None:
+    publish(ctx, T_ROUTED, T_RANKED)
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -1,0 +1,67 @@
+"""Shared fixtures: contract files in temp folders, a CLI runner, one SparkSession per run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SLUICEGATE = [sys.executable, "-m", "sluicegate.cli.main"]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def write_ndjson(path: Path, rows: list) -> Path:
+    """Rows are dicts (serialised) or raw strings (written as they are)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+    return path
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run the CLI in a subprocess, as a user would."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(
+        [*SLUICEGATE, *args], cwd=cwd, capture_output=True, text=True, env=e, timeout=600
+    )
+
+
+@pytest.fixture
+def tmp_write(tmp_path: Path):
+    def _w(name: str, text: str) -> Path:
+        return write(tmp_path / name, text)
+
+    return _w
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole test run (started only when a test asks)."""
+    from pyspark.sql import SparkSession
+
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("sluicegate-tests")
+        .config("spark.sql.ansi.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    yield s
+    s.stop()

@@ -1,0 +1,336 @@
+-- read: lines → typed rows
+CREATE TEMPORARY TABLE _sg_typed AS
+SELECT
+  "_source_file",
+  "_source_line",
+  "oid",
+  "cid",
+  "amt",
+  "ots",
+  NOT "_obj" AS "_corrupt",
+  CASE WHEN NOT "_obj" THEN "_line" END AS "_raw",
+  "_obj"
+  AND (
+    (
+      "_n0" OR (
+        NOT "_s0" IS NULL AND "oid" IS NULL
+      )
+    )
+    OR (
+      "_n1" OR (
+        NOT "_s1" IS NULL AND "cid" IS NULL
+      )
+    )
+    OR (
+      "_n2" OR (
+        NOT "_s2" IS NULL AND "amt" IS NULL
+      )
+    )
+    OR (
+      "_n3" OR (
+        NOT "_s3" IS NULL AND "ots" IS NULL
+      )
+    )
+  ) AS "_mismatch",
+  "_obj" AND (
+    "_n0" OR (
+      NOT "_s0" IS NULL AND "oid" IS NULL
+    )
+  ) AS "_x0",
+  "_obj" AND (
+    "_n1" OR (
+      NOT "_s1" IS NULL AND "cid" IS NULL
+    )
+  ) AS "_x1",
+  "_obj" AND (
+    "_n2" OR (
+      NOT "_s2" IS NULL AND "amt" IS NULL
+    )
+  ) AS "_x2",
+  "_obj" AND (
+    "_n3" OR (
+      NOT "_s3" IS NULL AND "ots" IS NULL
+    )
+  ) AS "_x3",
+  "_a0",
+  "_a1",
+  "_a2",
+  "_a3",
+  "_undeclared",
+  CASE
+    WHEN NOT "_undeclared" IS NULL
+    OR (
+      "_obj"
+      AND (
+        (
+          "_n0" OR (
+            NOT "_s0" IS NULL AND "oid" IS NULL
+          )
+        )
+        OR (
+          "_n1" OR (
+            NOT "_s1" IS NULL AND "cid" IS NULL
+          )
+        )
+        OR (
+          "_n2" OR (
+            NOT "_s2" IS NULL AND "amt" IS NULL
+          )
+        )
+        OR (
+          "_n3" OR (
+            NOT "_s3" IS NULL AND "ots" IS NULL
+          )
+        )
+      )
+    )
+    THEN JSON_MERGE_PATCH(
+      COALESCE("_undeclared", '{}'),
+      JSON_OBJECT(
+        'oid', CASE WHEN "_n0" OR (
+          NOT "_s0" IS NULL AND "oid" IS NULL
+        ) THEN "_v"[1] END,
+        'cid', CASE WHEN "_n1" OR (
+          NOT "_s1" IS NULL AND "cid" IS NULL
+        ) THEN "_v"[2] END,
+        'amt', CASE WHEN "_n2" OR (
+          NOT "_s2" IS NULL AND "amt" IS NULL
+        ) THEN "_v"[3] END,
+        'ots', CASE WHEN "_n3" OR (
+          NOT "_s3" IS NULL AND "ots" IS NULL
+        ) THEN "_v"[4] END
+      )
+    )
+  END AS "_rescued_data"
+FROM (
+  SELECT
+    "_source_file",
+    "_source_line",
+    "_line",
+    "_obj",
+    "_v",
+    "_undeclared",
+    "_s0",
+    "_s1",
+    "_s2",
+    "_s3",
+    "_n0",
+    "_n1",
+    "_n2",
+    "_n3",
+    "_a0",
+    "_a1",
+    "_a2",
+    "_a3",
+    CASE
+      WHEN REGEXP_MATCHES("_s0", '^\s*[+-]?[0-9]+\s*$')
+      THEN TRY_CAST(TRIM("_s0") AS INT)
+    END AS "oid",
+    CASE
+      WHEN REGEXP_MATCHES("_s1", '^\s*[+-]?[0-9]+\s*$')
+      THEN TRY_CAST(TRIM("_s1") AS INT)
+    END AS "cid",
+    CASE
+      WHEN REGEXP_MATCHES("_s2", '^\s*[+-]?[0-9]+\s*$')
+      THEN TRY_CAST(TRIM("_s2") AS INT)
+    END AS "amt",
+    CASE
+      WHEN REGEXP_MATCHES("_s3", '^\s*[+-]?[0-9]+\s*$')
+      THEN TRY_CAST(TRIM("_s3") AS BIGINT)
+    END AS "ots"
+  FROM (
+    SELECT
+      "_source_file",
+      "_source_line",
+      "_line",
+      "_obj",
+      "_v",
+      CASE WHEN "_und" = '{}' THEN NULL ELSE "_und" END AS "_undeclared",
+      CASE WHEN "_jt"[1] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[1] END AS "_s0",
+      CASE WHEN "_jt"[2] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[2] END AS "_s1",
+      CASE WHEN "_jt"[3] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[3] END AS "_s2",
+      CASE WHEN "_jt"[4] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[4] END AS "_s3",
+      COALESCE("_jt"[1] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n0",
+      COALESCE("_jt"[2] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n1",
+      COALESCE("_jt"[3] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n2",
+      COALESCE("_jt"[4] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n3",
+      "_obj" AND "_jt"[1] IS NULL AS "_a0",
+      "_obj" AND "_jt"[2] IS NULL AS "_a1",
+      "_obj" AND "_jt"[3] IS NULL AS "_a2",
+      "_obj" AND "_jt"[4] IS NULL AS "_a3"
+    FROM (
+      SELECT
+        "_source_file",
+        "_source_line",
+        "_line",
+        "_obj",
+        CASE
+          WHEN "_obj"
+          THEN JSON_EXTRACT_STRING("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
+        END AS "_v",
+        CASE
+          WHEN "_obj"
+          THEN JSON_TYPE("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
+        END AS "_jt",
+        CASE
+          WHEN "_obj"
+          THEN JSON_MERGE_PATCH("_line", JSON_OBJECT('oid', NULL, 'cid', NULL, 'amt', NULL, 'ots', NULL))
+        END AS "_und"
+      FROM (
+        SELECT
+          "_source_file",
+          "_source_line",
+          "_line",
+          CASE WHEN JSON_VALID("_line") THEN JSON_TYPE("_line") = 'OBJECT' ELSE FALSE END AS "_obj"
+        FROM _sg_lines
+      ) AS "_j"
+    ) AS "_x"
+  ) AS "_t"
+) AS "_c";
+
+-- dedupe: rank by the total order
+CREATE TEMPORARY TABLE _sg_ranked AS
+SELECT
+  *,
+  1 AS _rn,
+  CAST(NULL AS TEXT) AS _kept_source_file,
+  CAST(NULL AS BIGINT) AS _kept_source_line
+FROM _sg_typed;
+
+-- dedupe: the kept rows
+CREATE TEMPORARY TABLE _sg_kept AS
+SELECT
+  *
+FROM _sg_ranked
+WHERE
+  "_rn" = 1;
+
+-- route: one pass flag per check
+CREATE TEMPORARY TABLE _sg_flags AS
+SELECT
+  "_r".*,
+  NOT "_r"."_corrupt" AS "_ok_corrupt",
+  NOT "_r"."_mismatch" AS "_ok_mismatch",
+  (
+    "_r"."_corrupt" OR NOT "oid" IS NULL
+  ) AS "_ok_required",
+  "_r"."_corrupt" OR (
+    NOT cid IS NULL
+  ) IS TRUE AS "_p0",
+  "_r"."_corrupt" OR (
+    NOT amt IS NULL AND amt > 0
+  ) IS TRUE AS "_p1",
+  "_r"."_corrupt"
+  OR (
+    CASE WHEN "cid" IS NULL THEN NULL ELSE NOT "_m0"."_k" IS NULL END
+  ) IS TRUE AS "_p2"
+FROM "_sg_kept" AS "_r"
+LEFT JOIN (
+  SELECT DISTINCT
+    TRY_CAST("cid" AS INT) AS "_k"
+  FROM _sg_ref_customers
+  WHERE
+    NOT "cid" IS NULL
+) AS "_m0"
+  ON "_r"."cid" = "_m0"."_k";
+
+-- route: _ok, _reason, _failed_rules
+CREATE TEMPORARY TABLE _sg_routed AS
+SELECT
+  *,
+  (
+    "_ok_corrupt" AND "_ok_mismatch" AND "_ok_required" AND "_p0" AND "_p1" AND "_p2"
+  ) AS "_ok",
+  CASE
+    WHEN NOT "_ok_corrupt"
+    THEN 'corrupt_record'
+    WHEN NOT "_ok_mismatch"
+    THEN 'type_mismatch'
+    WHEN NOT "_ok_required"
+    THEN 'missing_required'
+    WHEN NOT "_p0"
+    THEN 'null_customer'
+    WHEN NOT "_p1"
+    THEN 'non_positive_amount'
+    WHEN NOT "_p2"
+    THEN 'unknown_customer'
+  END AS "_reason",
+  LIST_FILTER(
+    [
+      CASE
+        WHEN NOT "_ok_corrupt"
+        THEN {'name': 'corrupt_record', 'rule': 'the record is a well-formed object of the declared shape'}
+      END,
+      CASE
+        WHEN NOT "_ok_mismatch"
+        THEN {'name': 'type_mismatch', 'rule': 'every present value casts to its declared type'}
+      END,
+      CASE
+        WHEN NOT "_ok_required"
+        THEN {'name': 'missing_required', 'rule': 'every nullable: false column has a value'}
+      END,
+      CASE WHEN NOT "_p0" THEN {'name': 'null_customer', 'rule': 'cid IS NOT NULL'} END,
+      CASE
+        WHEN NOT "_p1"
+        THEN {'name': 'non_positive_amount', 'rule': 'amt IS NOT NULL AND amt > 0'}
+      END,
+      CASE
+        WHEN NOT "_p2"
+        THEN {'name': 'unknown_customer', 'rule': 'cid IN (SELECT cid FROM customers)'}
+      END
+    ],
+    LAMBDA x : NOT x IS NULL
+  ) AS "_failed_rules"
+FROM _sg_flags;
+
+-- publish: clean = WHERE _ok
+INSERT INTO "good_orders"
+SELECT
+  "oid",
+  "cid",
+  "amt",
+  "ots",
+  "_source_file",
+  "_source_line",
+  'RUN' AS "_run_id",
+  CAST('2024-01-01' AS DATE) AS "_logical_date"
+FROM _sg_routed
+WHERE
+  "_ok";
+
+-- publish: quarantine = WHERE NOT _ok
+INSERT INTO "quarantine"
+SELECT
+  "oid",
+  "cid",
+  "amt",
+  "ots",
+  "_source_file",
+  "_source_line",
+  "_reason",
+  "_failed_rules",
+  "_rescued_data",
+  "_raw",
+  'RUN' AS "_run_id",
+  CAST('2024-01-01' AS DATE) AS "_logical_date"
+FROM _sg_routed
+WHERE
+  NOT "_ok";
+
+-- publish: duplicates
+INSERT INTO "order_duplicates"
+SELECT
+  "oid",
+  "cid",
+  "amt",
+  "ots",
+  "_source_file",
+  "_source_line",
+  "_kept_source_file",
+  "_kept_source_line",
+  "_rescued_data",
+  'RUN' AS "_run_id",
+  CAST('2024-01-01' AS DATE) AS "_logical_date"
+FROM _sg_ranked
+WHERE
+  "_rn" > 1;
