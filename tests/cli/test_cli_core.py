@@ -1,0 +1,64 @@
+"""The CLI as a user meets it: help, compile, errors without tracebacks, the demo."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+ORDERS = str(REPO / "examples/orders/contract.yml")
+
+
+def test_help_teaches_commands_and_exit_codes():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    for word in ("demo", "validate", "run", "compile", "Exit codes"):
+        assert word in r.stdout
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "spark", "trino"])
+def test_compile_prints_sql(dialect):
+    r = run_cli("compile", ORDERS, "--dialect", dialect)
+    assert r.returncode == 0, r.stderr
+    assert "_failed_rules" in r.stdout and "INSERT INTO" in r.stdout
+
+
+def test_compile_unknown_dialect_is_usage_error():
+    r = run_cli("compile", ORDERS, "--dialect", "nosuchsql")
+    assert r.returncode == 2 and "unknown dialect" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_contract_and_missing_input_are_clean_errors(tmp_path):
+    r = run_cli("run", str(tmp_path / "nope.yml"))
+    assert r.returncode == 2 and "not found" in r.stderr and "Traceback" not in r.stderr
+    c = tmp_path / "c.yml"
+    c.write_text(
+        "name: x\nsource: {path: missing.json, columns: {a: INTEGER}}\n"
+        "outputs: {warehouse: w.duckdb, clean: c, quarantine: q}\n"
+    )
+    r = run_cli("run", str(c))
+    assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_var_syntax_is_usage_error():
+    r = run_cli("run", ORDERS, "--var", "novalue")
+    assert r.returncode == 2 and "KEY=VALUE" in r.stderr
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "3000", "--json")
+    assert r.returncode in (0, 1), r.stderr
+    m = json.loads(r.stdout)
+    assert m["ledger"]["balanced"] is True
+    assert (
+        m["ledger"]["raw"]
+        == m["ledger"]["clean"] + m["ledger"]["quarantined"] + m["ledger"]["duplicates"]
+    )
+
+
+def test_quiet_run_prints_nothing_on_pass(tmp_path):
+    r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "2000", "--quiet")
+    assert r.stdout.strip() == ""
