@@ -249,27 +249,33 @@ def _at_least(p: float, n: int, times: int = 4) -> float:
     return max(p, times / max(n, 1))
 
 
-def _draw_sales(rng: np.random.Generator, n: int, first_sale: int, customers: _Customers) -> _Sales:
-    """Draw n base sales (distinct sale numbers from first_sale) with their defects."""
+def _draw_sales(
+    rng: np.random.Generator, n: int, first_sale: int, customers: _Customers, boost: bool = True
+) -> _Sales:
+    """Draw n base sales (distinct sale numbers from first_sale) with their defects.
+
+    ``boost`` raises rare defects in a small feed (see ``_at_least``); off for the few
+    records that are only drawn to be truncated into corrupt lines."""
+    size = n if boost else REFERENCE_LINES
     n_cust = len(customers.count)
     cust = rng.integers(0, n_cust, n)
     ts = rng.integers(SALES_START, SALES_END, n)
     # Some orders land exactly on a later version's valid_from: the as-of join's boundary.
-    boundary = (rng.random(n) < _at_least(P_BOUNDARY_TS, n, 12)) & (customers.count[cust] > 1)
+    boundary = (rng.random(n) < _at_least(P_BOUNDARY_TS, size, 12)) & (customers.count[cust] > 1)
     bi = np.nonzero(boundary)[0]
     pick = customers.start[cust[bi]] + 1 + rng.integers(0, customers.count[cust[bi]] - 1)
     ts[bi] = customers.eff[pick]
 
     prod = rng.integers(1, N_PRODUCTS + 1, n)
-    unknown_prod = rng.random(n) < _at_least(P_UNKNOWN_PRODUCT, n)
+    unknown_prod = rng.random(n) < _at_least(P_UNKNOWN_PRODUCT, size)
     prod[unknown_prod] = 90_000 + rng.integers(0, 10_000, int(unknown_prod.sum()))
     store = rng.integers(1, N_STORES + 1, n)
-    unknown_store = rng.random(n) < _at_least(P_UNKNOWN_STORE, n)
+    unknown_store = rng.random(n) < _at_least(P_UNKNOWN_STORE, size)
     store[unknown_store] = 9_000 + rng.integers(0, 1_000, int(unknown_store.sum()))
 
     qty = rng.integers(1, 11, n)
     qty_st = np.zeros(n, dtype=np.int8)
-    bad_qty = np.nonzero(rng.random(n) < _at_least(P_BAD_QUANTITY, n))[0]
+    bad_qty = np.nonzero(rng.random(n) < _at_least(P_BAD_QUANTITY, size))[0]
     kind = rng.integers(0, 5, bad_qty.size)  # 0, -1, -3, NULL, absent
     qty[bad_qty] = np.array([0, -1, -3, 0, 0])[kind]
     qty_st[bad_qty[kind == 3]] = NULL
@@ -277,15 +283,15 @@ def _draw_sales(rng: np.random.Generator, n: int, first_sale: int, customers: _C
 
     price = rng.integers(100, 50_001, n)
     price_st = np.zeros(n, dtype=np.int8)
-    price[rng.random(n) < _at_least(P_ZERO_PRICE, n)] = 0
-    bad_price = np.nonzero(rng.random(n) < _at_least(P_BAD_PRICE, n))[0]
+    price[rng.random(n) < _at_least(P_ZERO_PRICE, size)] = 0
+    bad_price = np.nonzero(rng.random(n) < _at_least(P_BAD_PRICE, size))[0]
     kind = rng.integers(0, 3, bad_price.size)  # negative, NULL, absent
     price[bad_price] = -rng.integers(1, 5_001, bad_price.size)
     price_st[bad_price[kind == 1]] = NULL
     price_st[bad_price[kind == 2]] = ABSENT
 
     ts_bad = np.full(n, -1, dtype=np.int16)
-    bad_ts = rng.random(n) < _at_least(P_BAD_TS, n)
+    bad_ts = rng.random(n) < _at_least(P_BAD_TS, size)
     ts_bad[bad_ts] = rng.integers(0, len(BAD_ORDER_TS), int(bad_ts.sum()))
 
     return _Sales(
@@ -294,11 +300,11 @@ def _draw_sales(rng: np.random.Generator, n: int, first_sale: int, customers: _C
         ts_fmt=(rng.random(n) < 0.5).astype(np.int8),
         ts_bad=ts_bad,
         cust=cust,
-        cust_st=_nullable(rng, n, _at_least(P_NULL_CUSTOMER, n)),
+        cust_st=_nullable(rng, n, _at_least(P_NULL_CUSTOMER, size)),
         prod=prod,
-        prod_st=_nullable(rng, n, _at_least(P_NULL_PRODUCT, n)),
+        prod_st=_nullable(rng, n, _at_least(P_NULL_PRODUCT, size)),
         store=store,
-        store_st=_nullable(rng, n, _at_least(P_NULL_STORE, n)),
+        store_st=_nullable(rng, n, _at_least(P_NULL_STORE, size)),
         chan=rng.integers(0, len(CHANNELS), n).astype(np.int8),
         qty=qty,
         qty_st=qty_st,
@@ -427,10 +433,14 @@ def _resends(base: _Sales, src: np.ndarray, rng: np.random.Generator) -> _Sales:
     d.price_st[change == 1] = PRESENT
     d.chan[change == 2] = new_chan[change == 2]
     d.ts_fmt[reformat] = 1 - d.ts_fmt[reformat]
+    # Most resends are later; some carry the same ingested_at (the tie-break decides);
+    # a few carry none (NULLS LAST: they never win).
+    p_missing = min(0.2, _at_least(0.05, n, 6))
+    p_equal = min(0.4, _at_least(0.2, n, 10))
     timing = rng.random(n)
-    later = timing < 0.75
+    later = timing < 1 - p_missing - p_equal
     d.ing[later] += rng.integers(1, 7_201, int(later.sum()))
-    missing = timing >= 0.95  # NULLS LAST: a resend without ingested_at never wins
+    missing = timing >= 1 - p_missing
     d.ing_st[missing] = np.where(rng.random(int(missing.sum())) < 0.5, NULL, ABSENT)
     return d
 
@@ -514,17 +524,19 @@ def _corrupt_lines(
     """Truncated sale lines (70%) and garbage. A proper prefix of a JSON object is never valid
     JSON, and no garbage line parses, so each is exactly one corrupt record."""
     truncated = rng.random(n) < 0.7
+    truncated[:2] = [True, False][:n]  # both kinds, even in a tiny feed
     k = int(truncated.sum())
-    cut_from = _render(_draw_sales(rng, k, first_sale, customers), rng)
+    cut_from = _render(_draw_sales(rng, k, first_sale, customers, boost=False), rng)
     out: list[str] = []
     it = iter(cut_from)
-    for is_cut in truncated.tolist():
+    for i, is_cut in enumerate(truncated.tolist()):
         if is_cut:
             line = next(it)
             out.append(line[: int(rng.integers(1, len(line) - 1))])
         else:
             tail = "".join(_LETTERS[rng.integers(0, len(_LETTERS), int(rng.integers(0, 40)))])
-            out.append(_GARBAGE[int(rng.integers(0, len(_GARBAGE)))] + tail)
+            kind = 0 if i == 1 else int(rng.integers(0, len(_GARBAGE)))  # an HTML page, surely
+            out.append(_GARBAGE[kind] + tail)
     return out
 
 

@@ -1,0 +1,544 @@
+"""Side-by-side benchmark: sluicegate vs a hand-written DuckDB job vs the seed's PySpark job.
+
+Every pipeline runs as a whole process, N times, on the same generated hostile
+feed. Each run is timed (wall clock, process start to exit) and its peak memory is
+the summed RSS of the whole process tree (Spark's JVM included), sampled every
+50 ms. Each run's reported counts are checked against the generator's
+``expected.json``: a fast wrong answer is a failure, and makes the exit code 1.
+
+Usage::
+
+    .venv/bin/python benchmarks/run_bench.py --scale 1m --runs 3 [--skip-spark]
+
+Results are appended to ``benchmarks/results.jsonl`` and printed as a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SCALES = {"tiny": 5_000, "1m": 1_009_989, "5m": 5_000_000, "10m": 10_000_000}
+SAMPLE_SECONDS = 0.05
+DEFAULT_CONTRACT = REPO / "examples" / "retail" / "contract.yml"
+
+
+def _import_generator() -> Callable[..., dict[str, Any]]:
+    """The project's generator; from the source tree when sluicegate is not installed."""
+    try:
+        from sluicegate.datagen.retail import generate
+    except ImportError:
+        sys.path.insert(0, str(REPO / "src"))
+        from sluicegate.datagen.retail import generate
+    return generate
+
+
+def _generator_version() -> int:
+    _import_generator()
+    from sluicegate.datagen.retail import GENERATOR_VERSION
+
+    return GENERATOR_VERSION
+
+
+# ---------------------------------------------------------------- the feed
+
+
+def ensure_feed(cache: Path, lines: int, seed: int) -> tuple[Path, dict[str, Any]]:
+    """Reuse a cached feed when its expected.json says it has this size, seed and generator
+    version; otherwise (re)generate it. Generating 1M lines takes ~5 s, 10M ~1 min."""
+    feed = cache / f"retail-{lines}-seed{seed}"
+    expected_file = feed / "expected.json"
+    if expected_file.exists():
+        expected = json.loads(expected_file.read_text())
+        if (expected.get("raw_lines"), expected.get("seed"), expected.get("generator_version")) == (
+            lines,
+            seed,
+            _generator_version(),
+        ):
+            print(f"feed: reusing {feed}", flush=True)
+            return feed, expected
+    print(f"feed: generating {lines:,} lines (seed {seed}) into {feed} …", flush=True)
+    t0 = time.perf_counter()
+    expected = _import_generator()(feed, lines, seed)
+    print(f"feed: written in {time.perf_counter() - t0:.1f} s", flush=True)
+    return feed, expected
+
+
+# ---------------------------------------------------------------- what each pipeline reports
+
+TRUTH_KEYS = (
+    "raw_lines",
+    "corrupt_lines",
+    "duplicates_dropped",
+    "deduplicated_rows",
+    "quarantined",
+    "clean",
+    "fact_rows",
+    "customer_dim_rows",
+)
+
+
+def baseline_counts(doc: dict[str, Any]) -> dict[str, Any]:
+    """The baselines print the generator's own key names."""
+    return doc
+
+
+def sluicegate_counts(doc: dict[str, Any]) -> dict[str, Any]:
+    """Map sluicegate's run metrics (``run --json``) to the generator's key names.
+
+    sluicegate's ledger is raw = clean + quarantined + duplicates, where corrupt
+    lines are quarantined too (reason ``corrupt_record``); the generator counts
+    rule-quarantined rows only, so corrupt lines are subtracted. Adapt here when
+    the metrics document changes.
+    """
+    ledger = doc.get("ledger") or {}
+    out: dict[str, Any] = {}
+    if "raw" in ledger:
+        out["raw_lines"] = ledger["raw"]
+    corrupt = ledger.get("corrupt")
+    if corrupt is None and isinstance(ledger.get("quarantined_by_reason"), dict):
+        corrupt = ledger["quarantined_by_reason"].get("corrupt_record")
+    if corrupt is not None:
+        out["corrupt_lines"] = corrupt
+    if "duplicates" in ledger:
+        out["duplicates_dropped"] = ledger["duplicates"]
+    if "clean" in ledger:
+        out["clean"] = ledger["clean"]
+    quarantined = ledger.get("quarantined")
+    if isinstance(quarantined, dict):
+        quarantined = sum(quarantined.values())
+    if quarantined is not None and corrupt is not None:
+        out["quarantined"] = quarantined - corrupt
+        if "clean" in out:
+            out["deduplicated_rows"] = out["clean"] + out["quarantined"]
+    rules = doc.get("rules") or {}
+    out["rule_failures"] = {
+        name: r["failed"] for name, r in rules.items() if isinstance(r, dict) and "failed" in r
+    }
+    return out
+
+
+def truth_mismatches(reported: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """Every count the pipeline reported that differs from the ground truth.
+
+    Only keys the pipeline reports are compared (sluicegate has no fact checksums in
+    its run metrics), but a report with none of the core counts is itself a mismatch.
+    """
+    problems = []
+    if not any(k in reported for k in ("raw_lines", "clean", "quarantined")):
+        return ["no counts reported"]
+    for key in TRUTH_KEYS:
+        if key in reported and reported[key] != expected[key]:
+            problems.append(f"{key}: {reported[key]} != {expected[key]}")
+    for rule, n in (reported.get("rule_failures") or {}).items():
+        want = expected["rule_failures"].get(rule)
+        if want is not None and n != want:
+            problems.append(f"rule {rule}: {n} != {want}")
+    for key, value in (reported.get("fact_checksum") or {}).items():
+        want = expected["fact_checksum"].get(key)
+        if want is None:
+            continue
+        close = abs(value - want) < 0.01 if key == "sum_amount" else value == want
+        if not close:
+            problems.append(f"fact_checksum.{key}: {value} != {want}")
+    return problems
+
+
+# ---------------------------------------------------------------- running and measuring
+
+
+@dataclass
+class Measured:
+    rc: int
+    wall_s: float
+    peak_rss_bytes: int
+    stdout: str
+    stderr: str
+
+
+def tree_rss(proc: psutil.Process) -> int:
+    """Summed RSS of a process and all its descendants (0 for the ones that just ended)."""
+    total = 0
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(argv: list[str], cwd: Path) -> Measured:
+    """Run argv to completion; wall time and the process tree's peak RSS."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, text=True)
+        peak = 0
+        ps = psutil.Process(proc.pid)
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, tree_rss(ps))
+                done.wait(SAMPLE_SECONDS)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        rc = proc.wait()
+        wall = time.perf_counter() - t0
+        done.set()
+        sampler.join()
+        out.seek(0)
+        err.seek(0)
+        return Measured(rc, wall, peak, out.read(), err.read())
+
+
+def parse_json_stdout(text: str) -> dict[str, Any] | None:
+    """The one JSON document a pipeline prints (tolerating lines before it)."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        doc = json.loads(text[start:])
+    except json.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+@dataclass
+class Pipeline:
+    name: str
+    argv: Callable[[Path, Path], list[str]]  # (feed, scratch dir) -> command line
+    counts: Callable[[dict[str, Any]], dict[str, Any]]
+    ok_codes: tuple[int, ...] = (0,)
+
+
+@dataclass
+class Result:
+    pipeline: str
+    lines: int
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def median_s(self) -> float | None:
+        walls = [r["wall_s"] for r in self.runs]
+        return statistics.median(walls) if walls else None
+
+    @property
+    def peak_rss_mib(self) -> float | None:
+        peaks = [r["peak_rss_mib"] for r in self.runs]
+        return max(peaks) if peaks else None
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.runs) and all(r["ok"] for r in self.runs)
+
+
+def run_pipeline(p: Pipeline, feed: Path, expected: dict[str, Any], runs: int) -> Result:
+    res = Result(p.name, expected["raw_lines"])
+    for i in range(runs):
+        scratch = Path(tempfile.mkdtemp(prefix=f"bench-{p.name}-"))
+        try:
+            load = os.getloadavg()[0]
+            m = measure(p.argv(feed, scratch), REPO)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        doc = parse_json_stdout(m.stdout)
+        if m.rc not in p.ok_codes or doc is None:
+            problems = [f"exit code {m.rc}" + ("" if doc else ", no JSON on stdout")]
+            reported: dict[str, Any] = {}
+        else:
+            reported = p.counts(doc)
+            problems = truth_mismatches(reported, expected)
+        run = {
+            "run": i + 1,
+            "rc": m.rc,
+            "wall_s": round(m.wall_s, 3),
+            "peak_rss_mib": round(m.peak_rss_bytes / 2**20, 1),
+            "load_before": round(load, 2),
+            "ok": not problems,
+            "problems": problems,
+            "reported": reported,
+        }
+        if problems and m.rc not in p.ok_codes:
+            run["stderr_tail"] = m.stderr[-2000:]
+        res.runs.append(run)
+        status = "ok" if not problems else "WRONG: " + "; ".join(problems[:4])
+        print(
+            f"  {p.name} run {i + 1}/{runs}: {m.wall_s:.2f} s, "
+            f"{m.peak_rss_bytes / 2**20:.0f} MiB, {status}",
+            flush=True,
+        )
+        if problems and m.rc not in p.ok_codes:
+            print("    " + m.stderr[-800:].replace("\n", "\n    "), flush=True)
+    return res
+
+
+def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
+    """The pipelines to run, and the ones skipped (with why)."""
+    py = sys.executable
+    chosen: list[Pipeline] = []
+    skipped: list[Result] = []
+    lines = SCALES[args.scale]
+    contract = args.contract
+    exe = args.sluicegate_bin
+    if not contract.exists():
+        skipped.append(Result("sluicegate", lines, skipped=f"no contract at {contract}"))
+    elif exe is None:
+        skipped.append(Result("sluicegate", lines, skipped="no sluicegate executable found"))
+    else:
+        chosen.append(
+            Pipeline(
+                "sluicegate",
+                lambda feed, tmp: [
+                    str(exe),
+                    "run",
+                    str(contract),
+                    "--var",
+                    f"root={feed}",
+                    "--var",
+                    f"warehouse={tmp}",
+                    "--json",
+                ],
+                sluicegate_counts,
+                ok_codes=(0, 1),  # 1 = the gate failed: still a finished, countable run
+            )
+        )
+    chosen.append(
+        Pipeline(
+            "duckdb-baseline",
+            lambda feed, tmp: [
+                py,
+                str(HERE / "baseline_duckdb.py"),
+                "--src",
+                str(feed),
+                "--out",
+                str(tmp),
+            ],
+            baseline_counts,
+        )
+    )
+    if args.skip_spark:
+        skipped.append(Result("spark-baseline", lines, skipped="--skip-spark"))
+    elif not _importable("pyspark"):
+        skipped.append(Result("spark-baseline", lines, skipped="pyspark is not installed"))
+    else:
+        chosen.append(
+            Pipeline(
+                "spark-baseline",
+                lambda feed, tmp: [
+                    py,
+                    str(HERE / "baseline_spark.py"),
+                    "--src",
+                    str(feed),
+                    "--out",
+                    str(tmp),
+                ],
+                baseline_counts,
+            )
+        )
+    wanted = set(args.only or [])
+    if wanted:
+        chosen = [p for p in chosen if p.name in wanted]
+    return chosen, skipped
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _default_sluicegate_bin() -> Path | None:
+    beside = Path(sys.executable).parent / "sluicegate"
+    if beside.exists():
+        return beside
+    found = shutil.which("sluicegate")
+    return Path(found) if found else None
+
+
+# ---------------------------------------------------------------- compile speed
+
+
+def compile_check(exe: Path | None, n_rules: int = 500) -> dict[str, Any]:
+    """Time ``sluicegate compile`` on a generated contract with n_rules rules: contract
+    loading and SQL generation must stay fast when a feed has hundreds of rules."""
+    if exe is None:
+        return {"check": "compile", "skipped": "no sluicegate executable found"}
+    with tempfile.TemporaryDirectory(prefix="bench-compile-") as tmp:
+        root = Path(tmp)
+        (root / "data.json").write_text('{"c0": 1}\n')
+        columns = "".join(f"    c{i}: INTEGER\n" for i in range(10))
+        rules = "".join(
+            f"  - name: rule_{i:03d}\n    expect: c{i % 10} IS NOT NULL AND c{i % 10} > {i}\n"
+            for i in range(n_rules)
+        )
+        contract = root / "many_rules.yml"
+        contract.write_text(
+            "name: many_rules\n"
+            "source:\n  name: wide\n  path: ${root}/data.json\n  format: ndjson\n"
+            f"  columns:\n{columns}"
+            f"rules:\n{rules}"
+            "outputs:\n  warehouse: ${root}/warehouse.duckdb\n  clean: wide_clean\n"
+            "  quarantine: wide_dlq\n  duplicates: wide_duplicates\n  facts: quality_facts\n"
+        )
+        argv = [str(exe), "compile", str(contract), "--dialect", "duckdb", "--var", f"root={root}"]
+        m = measure(argv, REPO)
+    rec: dict[str, Any] = {"check": "compile", "rules": n_rules, "rc": m.rc}
+    if m.rc != 0:
+        rec["skipped"] = f"sluicegate compile failed (exit {m.rc}): {m.stderr.strip()[-300:]}"
+    else:
+        rec.update(wall_s=round(m.wall_s, 3), sql_chars=len(m.stdout))
+    return rec
+
+
+# ---------------------------------------------------------------- report
+
+
+def table(results: list[Result]) -> str:
+    by_name = {r.pipeline: r for r in results}
+
+    def ratio(r: Result, ref: str) -> str:
+        base = by_name.get(ref)
+        if r.median_s is None or base is None or not base.median_s:
+            return "—"
+        return f"{r.median_s / base.median_s:.2f}x"
+
+    head = (
+        "pipeline",
+        "lines",
+        "median s",
+        "rows/s",
+        "peak RSS MiB",
+        "vs duckdb",
+        "vs spark",
+        "truth",
+    )
+    rows = [head]
+    for r in results:
+        if r.skipped:
+            rows.append(
+                (r.pipeline, f"{r.lines:,}", "—", "—", "—", "—", "—", f"skipped: {r.skipped}")
+            )
+            continue
+        med = r.median_s or 0.0
+        truth = "ok" if r.correct else "WRONG"
+        rows.append(
+            (
+                r.pipeline,
+                f"{r.lines:,}",
+                f"{med:.2f}",
+                f"{r.lines / med:,.0f}" if med else "—",
+                f"{r.peak_rss_mib:,.0f}",
+                ratio(r, "duckdb-baseline"),
+                ratio(r, "spark-baseline"),
+                truth,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i in (0, 7) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", choices=list(SCALES), default="1m")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--cache", type=Path, default=REPO / ".bench-cache", help="generated feeds")
+    ap.add_argument("--skip-spark", action="store_true")
+    ap.add_argument(
+        "--only", action="append", metavar="PIPELINE", help="run only these (repeatable)"
+    )
+    ap.add_argument("--contract", type=Path, default=DEFAULT_CONTRACT)
+    ap.add_argument("--sluicegate-bin", type=Path, default=_default_sluicegate_bin())
+    ap.add_argument("--results", type=Path, default=HERE / "results.jsonl")
+    ap.add_argument("--no-compile-check", action="store_true")
+    args = ap.parse_args(argv)
+
+    feed, expected = ensure_feed(args.cache.resolve(), SCALES[args.scale], args.seed)
+    chosen, skipped = pipelines(args)
+    for s in skipped:
+        print(f"{s.pipeline}: skipped — {s.skipped}", flush=True)
+    results = []
+    for p in chosen:
+        print(f"{p.name}: {args.runs} run(s) on {expected['raw_lines']:,} lines", flush=True)
+        results.append(run_pipeline(p, feed, expected, args.runs))
+    compile_rec = None if args.no_compile_check else compile_check(args.sluicegate_bin)
+
+    stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    with args.results.open("a") as f:
+        for r in results + skipped:
+            f.write(
+                json.dumps(
+                    {
+                        "at": stamp,
+                        "scale": args.scale,
+                        "seed": args.seed,
+                        "pipeline": r.pipeline,
+                        "lines": r.lines,
+                        "median_s": r.median_s,
+                        "peak_rss_mib": r.peak_rss_mib,
+                        "correct": r.correct if not r.skipped else None,
+                        "skipped": r.skipped,
+                        "runs": r.runs,
+                        "cpus": os.cpu_count(),
+                    }
+                )
+                + "\n"
+            )
+        if compile_rec is not None:
+            f.write(json.dumps({"at": stamp, **compile_rec}) + "\n")
+
+    print()
+    print(table(results + skipped))
+    if compile_rec is not None:
+        if "skipped" in compile_rec:
+            print(f"\ncompile check: skipped — {compile_rec['skipped']}")
+        else:
+            print(
+                f"\ncompile check: sluicegate compile, {compile_rec['rules']} rules, duckdb: "
+                f"{compile_rec['wall_s']:.2f} s (whole process)"
+            )
+    print(f"\nresults appended to {args.results}")
+    wrong = [r.pipeline for r in results if not r.correct]
+    if wrong:
+        print(f"GROUND TRUTH NOT MET by: {', '.join(wrong)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
