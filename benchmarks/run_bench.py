@@ -169,12 +169,14 @@ class Measured:
     rc: int
     wall_s: float
     peak_rss_bytes: int
+    other_cpu_share: float  # CPU used by other processes during the run, share of all cores
     stdout: str
     stderr: str
 
 
-def tree_rss(proc: psutil.Process) -> int:
-    """Summed RSS of a process and all its descendants (0 for the ones that just ended)."""
+def tree_rss(proc: psutil.Process, cpu_seen: dict[int, float]) -> int:
+    """Summed RSS of a process and all its descendants (0 for the ones that just ended);
+    also keeps each one's CPU seconds, so the CPU taken by *other* processes can be told."""
     total = 0
     try:
         procs = [proc, *proc.children(recursive=True)]
@@ -182,25 +184,45 @@ def tree_rss(proc: psutil.Process) -> int:
         return 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            with p.oneshot():
+                total += p.memory_info().rss
+                t = p.cpu_times()
+                cpu_seen[p.pid] = max(cpu_seen.get(p.pid, 0.0), t.user + t.system)
         except psutil.Error:
             pass
     return total
 
 
+def _busy_seconds() -> float:
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+def wait_until_quiet(max_wait: float, threshold: float = 10.0) -> float:
+    """Wait (at most max_wait s) until the machine's CPU use drops below threshold percent:
+    other work on a 2-core machine distorts timings. Returns the last reading."""
+    deadline = time.monotonic() + max_wait
+    busy = psutil.cpu_percent(interval=1.0)
+    while busy >= threshold and time.monotonic() < deadline:
+        busy = psutil.cpu_percent(interval=1.0)
+    return busy
+
+
 def measure(argv: list[str], cwd: Path) -> Measured:
     """Run argv to completion; wall time and the process tree's peak RSS."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        busy0 = _busy_seconds()
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, text=True)
         peak = 0
+        cpu_seen: dict[int, float] = {}
         ps = psutil.Process(proc.pid)
         done = threading.Event()
 
         def sample() -> None:
             nonlocal peak
             while not done.is_set():
-                peak = max(peak, tree_rss(ps))
+                peak = max(peak, tree_rss(ps, cpu_seen))
                 done.wait(SAMPLE_SECONDS)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -209,9 +231,11 @@ def measure(argv: list[str], cwd: Path) -> Measured:
         wall = time.perf_counter() - t0
         done.set()
         sampler.join()
+        busy = _busy_seconds() - busy0
+        others = max(0.0, busy - sum(cpu_seen.values())) / (wall * (os.cpu_count() or 1))
         out.seek(0)
         err.seek(0)
-        return Measured(rc, wall, peak, out.read(), err.read())
+        return Measured(rc, wall, peak, round(others, 3), out.read(), err.read())
 
 
 def parse_json_stdout(text: str) -> dict[str, Any] | None:
@@ -252,15 +276,24 @@ class Result:
         return max(peaks) if peaks else None
 
     @property
+    def others_cpu(self) -> float | None:
+        shares = [r["other_cpu_share"] for r in self.runs]
+        return statistics.median(shares) if shares else None
+
+    @property
     def correct(self) -> bool:
         return bool(self.runs) and all(r["ok"] for r in self.runs)
 
 
-def run_pipeline(p: Pipeline, feed: Path, expected: dict[str, Any], runs: int) -> Result:
+def run_pipeline(
+    p: Pipeline, feed: Path, expected: dict[str, Any], runs: int, wait_quiet: float
+) -> Result:
     res = Result(p.name, expected["raw_lines"])
     for i in range(runs):
         scratch = Path(tempfile.mkdtemp(prefix=f"bench-{p.name}-"))
         try:
+            if wait_quiet > 0:
+                wait_until_quiet(wait_quiet)
             load = os.getloadavg()[0]
             m = measure(p.argv(feed, scratch), REPO)
         finally:
@@ -278,6 +311,7 @@ def run_pipeline(p: Pipeline, feed: Path, expected: dict[str, Any], runs: int) -
             "wall_s": round(m.wall_s, 3),
             "peak_rss_mib": round(m.peak_rss_bytes / 2**20, 1),
             "load_before": round(load, 2),
+            "other_cpu_share": m.other_cpu_share,
             "ok": not problems,
             "problems": problems,
             "reported": reported,
@@ -288,7 +322,8 @@ def run_pipeline(p: Pipeline, feed: Path, expected: dict[str, Any], runs: int) -
         status = "ok" if not problems else "WRONG: " + "; ".join(problems[:4])
         print(
             f"  {p.name} run {i + 1}/{runs}: {m.wall_s:.2f} s, "
-            f"{m.peak_rss_bytes / 2**20:.0f} MiB, {status}",
+            f"{m.peak_rss_bytes / 2**20:.0f} MiB, others used {m.other_cpu_share:.0%} of the CPUs, "
+            f"{status}",
             flush=True,
         )
         if problems and m.rc not in p.ok_codes:
@@ -319,7 +354,7 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
                     "--var",
                     f"root={feed}",
                     "--var",
-                    f"warehouse={tmp}",
+                    f"warehouse={tmp / 'warehouse.duckdb'}",
                     "--json",
                 ],
                 sluicegate_counts,
@@ -434,14 +469,13 @@ def table(results: list[Result]) -> str:
         "peak RSS MiB",
         "vs duckdb",
         "vs spark",
+        "others' CPU",
         "truth",
     )
     rows = [head]
     for r in results:
         if r.skipped:
-            rows.append(
-                (r.pipeline, f"{r.lines:,}", "—", "—", "—", "—", "—", f"skipped: {r.skipped}")
-            )
+            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 6, f"skipped: {r.skipped}"))
             continue
         med = r.median_s or 0.0
         truth = "ok" if r.correct else "WRONG"
@@ -454,6 +488,7 @@ def table(results: list[Result]) -> str:
                 f"{r.peak_rss_mib:,.0f}",
                 ratio(r, "duckdb-baseline"),
                 ratio(r, "spark-baseline"),
+                f"{r.others_cpu or 0:.0%}",
                 truth,
             )
         )
@@ -462,7 +497,7 @@ def table(results: list[Result]) -> str:
     for n, row in enumerate(rows):
         lines.append(
             "  ".join(
-                c.ljust(w) if i in (0, 7) else c.rjust(w)
+                c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)
                 for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
         )
@@ -485,6 +520,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sluicegate-bin", type=Path, default=_default_sluicegate_bin())
     ap.add_argument("--results", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--no-compile-check", action="store_true")
+    ap.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each run, wait up to this long for the machine's CPU use to drop below 10%%",
+    )
     args = ap.parse_args(argv)
 
     feed, expected = ensure_feed(args.cache.resolve(), SCALES[args.scale], args.seed)
@@ -494,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for p in chosen:
         print(f"{p.name}: {args.runs} run(s) on {expected['raw_lines']:,} lines", flush=True)
-        results.append(run_pipeline(p, feed, expected, args.runs))
+        results.append(run_pipeline(p, feed, expected, args.runs, args.wait_quiet))
     compile_rec = None if args.no_compile_check else compile_check(args.sluicegate_bin)
 
     stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
