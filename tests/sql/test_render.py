@@ -44,7 +44,9 @@ def test_unknown_dialect_suggests_the_closest() -> None:
         seed_sql.dim_scd2_select("t", dialect="postgres")
 
 
-@pytest.mark.parametrize("name", ["order", "raw", "value", "user", "my table", "x; DROP TABLE y"])
+@pytest.mark.parametrize(
+    "name", ["order", "raw", "value", "user", "system.session.t", "my table", "x; DROP TABLE y"]
+)
 def test_names_without_a_portable_spelling_are_refused(name: str) -> None:
     with pytest.raises(ValueError, match="no portable spelling"):
         seed_sql.dim_scd2_select(name)
