@@ -32,7 +32,7 @@ demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on D
 
 test: $(DEV_STAMP) ## Run the whole test suite (unit, DuckDB, Spark, Flink)
 	$(BIN)/python -m pytest -m "not spark and not flink" -q
-	$(BIN)/python -m pytest -m "spark" -q -p no:randomly
+	$(BIN)/python -m pytest -m "spark" -q
 	bash scripts/flink_venv.sh
 
 test-fast: $(DEV_STAMP) ## Unit and DuckDB tests only
