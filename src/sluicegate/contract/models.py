@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .coltypes import ColumnType, UnknownTypeError, parse_type
+from .model_spec import Model
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
 SQL_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -197,7 +198,7 @@ class Contract(Strict):
     rules_file: str | None = None
     gate: Gate = Field(default_factory=Gate)
     outputs: Outputs
-    model: dict[str, Any] | None = None
+    model: Model | None = None  # model_spec.py: dimensions, facts, marts
     serve: dict[str, Any] | None = None
 
     @field_validator("engine", mode="before")

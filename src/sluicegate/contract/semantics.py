@@ -8,6 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..compile.model.checks import check_model
 from ..compile.rules import RuleError, compile_rules
 from ..errors import ContractError, ContractProblem
 from .loader import LoadedContract, format_path
@@ -71,6 +72,7 @@ def check_contract(loaded: LoadedContract) -> None:
             add(("outputs", "partition_by", i), f"unknown column '{p}'", closest(p, visible))
     if len({c.outputs.clean, c.outputs.quarantine, c.outputs.duplicates, c.outputs.facts}) < 4:
         add(("outputs",), "clean, quarantine, duplicates and facts must be four different tables")
+    check_model(c, visible, add)  # model: section (compile/model/checks.py)
     if problems:
         raise ContractError(str(loaded.path), problems)
 

@@ -1,0 +1,30 @@
+"""The fact export query: one logical date's fact rows with their Hive partition values.
+
+Partitions are ``year=YYYY/month=M`` of the fact's event time (integers, no zero padding,
+as Hive, Spark and pyarrow write and read them). A row whose time is NULL goes to the
+``__HIVE_DEFAULT_PARTITION__`` folder every reader maps back to NULL: exported, not lost.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..render import col, ident, lit
+from ..render import table as table_ref
+from .schema import EXPORT_PARTITIONS
+
+
+def export_select(
+    fact_table: str, columns: list[str], time_column: str, logical_date: str
+) -> exp.Select:
+    """Every column of ``fact_table`` for ``logical_date``, then ``year`` and ``month``."""
+    year, month = EXPORT_PARTITIONS
+    return (
+        exp.select(
+            *[col(c) for c in columns],
+            exp.alias_(exp.Year(this=col(time_column)), ident(year)),
+            exp.alias_(exp.Month(this=col(time_column)), ident(month)),
+        )
+        .from_(table_ref(fact_table))
+        .where(exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")))
+    )
