@@ -26,9 +26,9 @@ from flink_runner import FlinkRunner  # noqa: E402
 def t_env() -> Iterator[object]:
     """One batch-mode TableEnvironment for the whole run (~2 s to start).
 
-    Parallelism 2 keeps real exchanges between operators (the DISTINCT, the
-    joins and the LEAD window); parallelism 1 ran ~25% faster but plans away
-    some of them.
+    Parallelism 2 makes the DISTINCT, the joins and the LEAD window run as
+    parallel tasks with data exchanged between them, as a real job would;
+    parallelism 1 ran ~25% faster here.
     """
     pytest.importorskip("pyflink", reason="run the Flink tests with scripts/flink_venv.sh")
     from pyflink.table import EnvironmentSettings, TableEnvironment

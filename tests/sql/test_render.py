@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+from pathlib import Path
 
 import pytest
 import sqlglot
@@ -117,5 +118,13 @@ def test_docstring_examples_run(module: str) -> None:
     pytest.importorskip("duckdb")  # the routing and SCD2 examples run on DuckDB
     result = doctest.testmod(
         importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE
+    )
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_doc_examples_are_current() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "seed-helpers.md"
+    result = doctest.testfile(
+        str(doc), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
     )
     assert result.failed == 0 and result.attempted > 0
