@@ -241,8 +241,8 @@ def _check_facts(
                         closest(a, dim.attributes),
                     )
                     ok = False
-        if not ok:
-            continue
+        if not (ok and dims_ok):
+            continue  # the columns below depend on what is already reported
         cols = [c.name for c in fact_columns(fact, contract)]
         dupes = sorted({c for c in cols if cols.count(c) > 1})
         if dupes:
