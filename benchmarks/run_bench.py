@@ -208,8 +208,22 @@ def wait_until_quiet(max_wait: float, threshold: float = 10.0) -> float:
     return busy
 
 
-def measure(argv: list[str], cwd: Path) -> Measured:
-    """Run argv to completion; wall time and the process tree's peak RSS."""
+def _kill_tree(proc: psutil.Process) -> None:
+    """Kill a run that overran: its descendants first (Spark's JVM), then itself."""
+    try:
+        family = [*proc.children(recursive=True), proc]
+    except psutil.Error:
+        family = [proc]
+    for p in family:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+def measure(argv: list[str], cwd: Path, timeout: float | None = None) -> Measured:
+    """Run argv to completion (or kill it after timeout s); wall time and the process
+    tree's peak RSS."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         busy0 = _busy_seconds()
         t0 = time.perf_counter()
@@ -227,7 +241,12 @@ def measure(argv: list[str], cwd: Path) -> Measured:
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        rc = proc.wait()
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_tree(ps)
+            rc = proc.wait()
+            err.write(f"\n[run_bench] killed after {timeout:.0f} s\n")
         wall = time.perf_counter() - t0
         done.set()
         sampler.join()
@@ -286,7 +305,12 @@ class Result:
 
 
 def run_pipeline(
-    p: Pipeline, feed: Path, expected: dict[str, Any], runs: int, wait_quiet: float
+    p: Pipeline,
+    feed: Path,
+    expected: dict[str, Any],
+    runs: int,
+    wait_quiet: float,
+    timeout: float | None,
 ) -> Result:
     res = Result(p.name, expected["raw_lines"])
     for i in range(runs):
@@ -295,7 +319,7 @@ def run_pipeline(
             if wait_quiet > 0:
                 wait_until_quiet(wait_quiet)
             load = os.getloadavg()[0]
-            m = measure(p.argv(feed, scratch), REPO)
+            m = measure(p.argv(feed, scratch), REPO, timeout)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         doc = parse_json_stdout(m.stdout)
@@ -316,7 +340,8 @@ def run_pipeline(
             "problems": problems,
             "reported": reported,
         }
-        if problems and m.rc not in p.ok_codes:
+        failed_to_report = m.rc not in p.ok_codes or doc is None
+        if failed_to_report:
             run["stderr_tail"] = m.stderr[-2000:]
         res.runs.append(run)
         status = "ok" if not problems else "WRONG: " + "; ".join(problems[:4])
@@ -326,8 +351,8 @@ def run_pipeline(
             f"{status}",
             flush=True,
         )
-        if problems and m.rc not in p.ok_codes:
-            print("    " + m.stderr[-800:].replace("\n", "\n    "), flush=True)
+        if failed_to_report:
+            print("    " + m.stderr[-800:].strip().replace("\n", "\n    "), flush=True)
     return res
 
 
@@ -521,6 +546,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--no-compile-check", action="store_true")
     ap.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="kill a run (and its process tree) after this long; it counts as failed (0 = never)",
+    )
+    ap.add_argument(
         "--wait-quiet",
         type=float,
         default=0.0,
@@ -536,7 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for p in chosen:
         print(f"{p.name}: {args.runs} run(s) on {expected['raw_lines']:,} lines", flush=True)
-        results.append(run_pipeline(p, feed, expected, args.runs, args.wait_quiet))
+        results.append(
+            run_pipeline(p, feed, expected, args.runs, args.wait_quiet, args.timeout or None)
+        )
     compile_rec = None if args.no_compile_check else compile_check(args.sluicegate_bin)
 
     stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
