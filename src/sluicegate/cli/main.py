@@ -15,8 +15,10 @@ from typing import Any
 import click
 
 from .. import __version__
+from ..contract.tokens import redact_secrets
 from ..errors import SluiceError
 from .console import CliConsole, render_run_summary
+from .dlq_cmd import dlq
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -39,7 +41,7 @@ def handled(fn):  # noqa: ANN001, ANN201
         try:
             return fn(*args, **kwargs)
         except SluiceError as exc:
-            CliConsole().error(exc.render())
+            CliConsole().error(redact_secrets(exc.render()))
             sys.exit(exc.exit_code)
 
     return wrapper
@@ -180,7 +182,7 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     """Print a run's outcome and exit with its code."""
     m = result.metrics
     if as_json:
-        click.echo(json.dumps(m, indent=2, default=str))
+        click.echo(redact_secrets(json.dumps(m, indent=2, default=str)))
     elif not quiet:
         render_run_summary(con, m)
         con.line(f"metrics: {result.metrics_path}")
@@ -237,6 +239,9 @@ def demo(directory: str | None, lines: int, as_json: bool, quiet: bool) -> None:
     finally:
         con.stop()
     finish_run(con, result, as_json=as_json, quiet=quiet)
+
+
+cli.add_command(dlq)
 
 
 def main() -> None:

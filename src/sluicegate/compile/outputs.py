@@ -13,6 +13,7 @@ from .render import col, ident, lit
 from .rules import CompiledRule
 
 RUN_COLUMNS = ["_run_id", "_logical_date"]
+RECYCLED_FROM = "_recycled_from"  # clean rows recycled from the DLQ (dlq/recycle.py)
 
 
 def run_columns(run_id: str, logical_date: str) -> list[exp.Expression]:
@@ -46,6 +47,8 @@ def clean_select(
             col("_source_line"),
             *extra,
             *run_columns(run_id, logical_date),
+            # NULL for a run's own rows; the inbox key for a row recycled from the DLQ
+            exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident(RECYCLED_FROM)),
         )
         .from_(exp.to_table(routed))
         .where(col("_ok"))
@@ -96,12 +99,18 @@ def empty_like(select: exp.Select) -> exp.Select:
     return select.copy().where(exp.false(), append=False).limit(0)
 
 
-def delete_run(table: str, logical_date: str) -> exp.Delete:
-    """Rows of this logical date: a rerun replaces them."""
-    return exp.delete(
-        exp.Table(this=ident(table)),
-        where=exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")),
+def delete_run(table: str, logical_date: str, *, keep_recycled: bool = False) -> exp.Delete:
+    """Rows of this logical date: a rerun replaces them.
+
+    ``keep_recycled`` (the clean table) spares rows recycled from the DLQ: they are the
+    operators' work, and the inbox MERGE (``dlq/inbox.py``) decides their fate.
+    """
+    where: exp.Expression = exp.EQ(
+        this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")
     )
+    if keep_recycled:
+        where = exp.and_(where, exp.Is(this=col(RECYCLED_FROM), expression=exp.null()))
+    return exp.delete(exp.Table(this=ident(table)), where=where)
 
 
 def delete_run_id(table: str, run_id: str) -> exp.Delete:

@@ -16,6 +16,13 @@ from typing import Any
 
 TOKEN = re.compile(r"\$\{([^}]*)\}")
 
+#: Every secret value resolved in this process. Contract errors are redacted with the
+#: contract's own :class:`~sluicegate.errors.Redactor`; text that leaves the process by
+#: other paths (the CLI's error handler, ``--json`` documents) goes through
+#: :func:`redact_secrets`, which knows them all.
+_RESOLVED_SECRETS: set[str] = set()
+REDACTED = "***"
+
 SecretProvider = Callable[[str, str], "str | None"]
 
 
@@ -64,6 +71,7 @@ def substitute(text: str, ctx: TokenContext) -> str:
                     f"{re.sub(r'[^A-Za-z0-9]', '_', scope + '_' + key).upper()}"
                 )
             ctx.secrets_seen.add(value)
+            _RESOLVED_SECRETS.add(value)
             return value
         if body in ctx.variables:
             return str(ctx.variables[body])
@@ -94,3 +102,11 @@ def substitute_tree(
             on_error(path, str(exc))
             return node
     return node
+
+
+def redact_secrets(text: str) -> str:
+    """Replace every secret value resolved in this process with ``***`` (longest first)."""
+    for value in sorted(_RESOLVED_SECRETS, key=len, reverse=True):
+        if value:
+            text = text.replace(value, REDACTED)
+    return text

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import sqlglot
+import xxhash
 from sqlglot import exp
 
 from ..errors import LockedError, SluiceError
@@ -82,6 +84,7 @@ class DuckDBEngine(Engine):
                     hint="wait for the running job to finish (DuckDB allows one writer process)",
                 ) from None
             raise SluiceError(f"cannot open warehouse {warehouse}: {exc}") from None
+        register_xxhash64(self.con)
 
     # -- execution -------------------------------------------------------------
     def _sql(self, statement: exp.Expression | str) -> str:
@@ -164,6 +167,43 @@ class DuckDBEngine(Engine):
             )
         except duckdb.Error:
             return None
+
+
+#: The DLQ key hash (``dlq/keys.py``): Spark's ``xxhash64(string)``, which DuckDB lacks.
+XXHASH64_FUNCTION = "sg_xxhash64"
+XXHASH64_SEED = 42
+_U64, _I64_MAX = 1 << 64, (1 << 63) - 1
+
+
+def _xxhash64_arrow(texts: pa.Array) -> pa.Array:
+    """Vectorized UDF body: signed 64-bit xxhash64 (seed 42) of each string's UTF-8 bytes.
+
+    Bit-identical to Spark's ``xxhash64`` on strings; NULL hashes to the seed, as in Spark.
+    """
+    out = []
+    for v in texts.to_pylist():
+        if v is None:
+            out.append(XXHASH64_SEED)
+            continue
+        u = xxhash.xxh64_intdigest(v.encode("utf-8"), seed=XXHASH64_SEED)
+        out.append(u - _U64 if u > _I64_MAX else u)
+    return pa.array(out, type=pa.int64())
+
+
+def register_xxhash64(con: duckdb.DuckDBPyConnection) -> None:
+    """Register ``sg_xxhash64(VARCHAR) -> BIGINT`` on ``con`` (connection-local, idempotent)."""
+    try:
+        con.create_function(
+            XXHASH64_FUNCTION,
+            _xxhash64_arrow,
+            [duckdb.sqltype("VARCHAR")],
+            duckdb.sqltype("BIGINT"),
+            type="arrow",
+            null_handling="special",
+            side_effects=False,
+        )
+    except duckdb.CatalogException:
+        pass  # already registered on this connection
 
 
 def file_size(path: str) -> int:

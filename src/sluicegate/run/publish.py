@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..compile import ledger as ledger_c
 from ..compile import outputs as out_c
+from ..dlq.inbox import merge_inbox
 from ..errors import LedgerError, LedgerViolation
 
 if TYPE_CHECKING:
@@ -31,9 +32,12 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
     eng.begin()
     try:
         for table, select in selects.items():
+            if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
+                merge_inbox(ctx, select)
+                continue
             if not eng.table_exists(table):
                 eng.create_table_as(table, out_c.empty_like(select))
-            eng.execute(out_c.delete_run(table, day))
+            eng.execute(out_c.delete_run(table, day, keep_recycled=table == o.clean))
             eng.execute(out_c.insert_into(table, select))
         written = {t: int(eng.fetch(ledger_c.count_run(t, rid))[0][0]) for t in selects}
         overlaps = int(eng.fetch(ledger_c.lineage_overlaps(list(selects), rid))[0][0])

@@ -293,7 +293,8 @@ SELECT
   "_source_file",
   "_source_line",
   'RUN' AS "_run_id",
-  CAST('2024-01-01' AS DATE) AS "_logical_date"
+  CAST('2024-01-01' AS DATE) AS "_logical_date",
+  CAST(NULL AS TEXT) AS "_recycled_from"
 FROM _sg_routed
 WHERE
   "_ok";

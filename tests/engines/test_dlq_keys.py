@@ -1,0 +1,118 @@
+"""The engines' canonical JSON and DLQ key against the pinned vector and pure Python.
+
+DuckDB (with the ``sg_xxhash64`` UDF the engine registers) and Spark (native
+``xxhash64``) must both produce the vector's exact text and key from typed values.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
+from sluicegate.compile.render import ident, lit, render
+from sluicegate.contract.loader import load_contract
+from sluicegate.dlq.canonical import json_string, json_value, row_json
+from sluicegate.dlq.keys import dlq_key
+from sluicegate.engines import open_engine
+from tests.unit.test_dlq_canonical import (
+    EXPECTED_JSON,
+    EXPECTED_KEY,
+    ROW,
+    SOURCE_TABLE,
+    TYPES,
+    reference_value,
+)
+
+LINEAGE_TYPES = {"_source_file": "VARCHAR", "_source_line": "BIGINT", "_logical_date": "DATE"}
+
+
+@pytest.fixture
+def vector_contract(tmp_path):
+    cols = "\n".join(f"    {n}: {t}" for n, t in TYPES.items())
+    path = tmp_path / "c.yml"
+    path.write_text(
+        f"name: vec\nsource:\n  name: {SOURCE_TABLE}\n  path: x.json\n  columns:\n{cols}\n"
+        "outputs: {warehouse: w.duckdb, clean: c, quarantine: q}\n",
+        encoding="utf-8",
+    )
+    return load_contract(path, logical_date="2024-03-05").contract
+
+
+def typed_row() -> exp.Select:
+    """The vector's row as typed SQL literals (the same tree renders for each engine)."""
+    items = []
+    for name, sql_type in {**TYPES, **LINEAGE_TYPES}.items():
+        v = ROW[name]
+        if v is None:
+            value = exp.cast(exp.null(), sql_type)
+        elif isinstance(v, bool):
+            value = exp.true() if v else exp.false()
+        else:
+            text = str(v)  # datetime → "2024-03-05 10:11:12", date → "2024-03-05"
+            value = exp.cast(lit(text), sql_type)
+        items.append(exp.alias_(value, ident(name)))
+    return exp.select(*items)
+
+
+def vector_query(contract, dialect: str) -> exp.Select:
+    j = row_json(contract, [], dialect, "_v")
+    return exp.select(
+        exp.alias_(j, ident("j")), exp.alias_(dlq_key(SOURCE_TABLE, j.copy(), dialect), ident("k"))
+    ).from_(exp.Subquery(this=typed_row(), alias=exp.TableAlias(this=ident("_v"))))
+
+
+@pytest.mark.duckdb
+def test_duckdb_reproduces_the_vector(vector_contract):
+    eng = open_engine("duckdb", ":memory:")
+    try:
+        ((j, k),) = eng.fetch(vector_query(vector_contract, "duckdb"))
+    finally:
+        eng.close()
+    assert j == EXPECTED_JSON
+    assert k == EXPECTED_KEY
+
+
+@pytest.mark.spark
+def test_spark_xxhash64_reproduces_the_vector(vector_contract, spark):
+    sql = render(vector_query(vector_contract, "spark"), "spark")
+    ((j, k),) = [tuple(r) for r in spark.sql(sql).collect()]
+    assert j == EXPECTED_JSON
+    assert k == EXPECTED_KEY
+    # Spark's own xxhash64 over the same string is the DuckDB key
+    (row,) = spark.sql(
+        render(exp.select(exp.func("xxhash64", lit(SOURCE_TABLE + EXPECTED_JSON))), "spark")
+    ).collect()
+    assert str(row[0]) == EXPECTED_KEY
+
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@pytest.mark.duckdb
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=30))
+def test_duckdb_string_escaping_matches_python_json(texts):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE s (i INTEGER, v VARCHAR)")
+    con.executemany("INSERT INTO s VALUES (?, ?)", list(enumerate(texts)))
+    q = exp.select(exp.column("i"), json_string(exp.column("v"))).from_("s").order_by("i")
+    got = [r[1] for r in con.execute(render(q, "duckdb")).fetchall()]
+    assert got == [json.dumps(t, ensure_ascii=False) for t in texts]
+    assert [json.loads(g) for g in got] == texts
+
+
+@pytest.mark.duckdb
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=40))
+def test_duckdb_float_form_matches_c_formatting(values):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE f (i INTEGER, v DOUBLE)")
+    con.executemany("INSERT INTO f VALUES (?, ?)", list(enumerate(values)))
+    q = exp.select(exp.column("i"), json_value(exp.column("v"), "float", "duckdb")).from_("f")
+    got = [r[1] for r in con.execute(render(q.order_by("i"), "duckdb")).fetchall()]
+    assert got == [reference_value(v, "float") for v in values]
