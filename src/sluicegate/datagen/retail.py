@@ -638,7 +638,7 @@ def generate(
     copies = base.take(src)
     resent = _resends(base, src, rng)
     is_resend = kind >= 0.5
-    dups = copies.take(np.arange(n_dup))
+    dups = copies
     for f in fields(dups):
         getattr(dups, f.name)[is_resend] = getattr(resent, f.name)[is_resend]
     rendered = _render(dups, rng)
