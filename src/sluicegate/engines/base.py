@@ -91,6 +91,17 @@ class Engine(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    # -- model export (run/model.py) ----------------------------------------------------
+    def write_parquet_partitioned(
+        self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str
+    ) -> None:
+        """Write ``query`` as Parquet under ``directory`` in Hive layout (``year=2024/month=3/``).
+
+        Files are named ``<file_prefix>-<i>.parquet``; the partition columns live in the
+        folder names only. ``directory`` is a fresh staging folder: the caller swaps it in.
+        """
+        raise NotImplementedError(f"the {self.name} engine cannot export Parquet yet")
+
     def render(self, statement: exp.Expression) -> str:
         from ..compile.render import render
 

@@ -158,6 +158,39 @@ class DuckDBEngine(Engine):
         except duckdb.Error:
             pass
 
+    # -- model export ----------------------------------------------------------------------
+    def write_parquet_partitioned(
+        self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str
+    ) -> None:
+        """``COPY (query) TO directory (FORMAT PARQUET, PARTITION_BY (...))``.
+
+        DuckDB writes one file per partition (``{i}`` is 0 unless a file is split) and a
+        NULL partition value as ``__HIVE_DEFAULT_PARTITION__``, which Spark and pyarrow
+        read back as NULL. A COPY inside a transaction that rolls back leaves its files:
+        hence the staging folder.
+        """
+        copy = exp.Copy(
+            this=exp.Subquery(this=query.copy()),
+            kind=False,
+            files=[exp.Literal.string(directory)],
+            params=[
+                exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET")),
+                exp.CopyParameter(
+                    this=exp.var("PARTITION_BY"),
+                    expression=exp.Tuple(
+                        expressions=[
+                            exp.column(exp.to_identifier(p, quoted=True)) for p in partition_by
+                        ]
+                    ),
+                ),
+                exp.CopyParameter(
+                    this=exp.var("FILENAME_PATTERN"),
+                    expression=exp.Literal.string(file_prefix + "-{i}"),
+                ),
+            ],
+        )
+        self.con.execute(self.render(copy))
+
     def peak_memory_bytes(self) -> int | None:
         try:
             return int(

@@ -79,6 +79,7 @@ def build_metrics(
             "levels": [lv.__dict__ for lv in gate.levels] if gate else [],
         },
         "clean_published": counts.get("clean_published", 0),
+        "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
         "peak_rss_bytes": peak_rss_bytes(),

@@ -29,6 +29,7 @@ from ..errors import LedgerError
 from ..report.events import Listener, Silent
 from . import bind as bind_s
 from .gate import GateResult, evaluate_gate
+from .model import prepare_model
 from .publish import publish
 
 T_LINES, T_TYPED, T_RANKED, T_KEPT, T_FLAGS, T_ROUTED = (
@@ -110,6 +111,7 @@ def run_contract(
             stage_read,
             stage_dedupe,
             stage_route,
+            stage_model,
         ):
             _timed(ctx, stage)
         try:
@@ -282,6 +284,11 @@ def stage_route(ctx: RunContext) -> None:
         rules=ctx.rules,
         rule_failures=ctx.counts["failed"],
     )
+
+
+def stage_model(ctx: RunContext) -> None:
+    """Model, before publish: build dimensions, reroute rows with no version (run/model.py)."""
+    prepare_model(ctx, T_ROUTED)
 
 
 def stage_publish(ctx: RunContext) -> None:

@@ -14,6 +14,7 @@ from ..compile import ledger as ledger_c
 from ..compile import outputs as out_c
 from ..dlq.inbox import merge_inbox
 from ..errors import LedgerError, LedgerViolation
+from .model import finish_model, publish_model
 
 if TYPE_CHECKING:
     from .pipeline import RunContext
@@ -59,10 +60,12 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
             ctx.counts["clean_published"] = 0
         else:
             ctx.counts["clean_published"] = written[o.clean]
+        pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
     except BaseException:
         eng.rollback()
         raise
     eng.commit()
+    finish_model(ctx, pending)  # model: swap the staged fact exports in (run/model.py)
 
 
 def prove_ledger(

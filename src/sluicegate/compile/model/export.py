@@ -17,7 +17,10 @@ from .schema import EXPORT_PARTITIONS
 def export_select(
     fact_table: str, columns: list[str], time_column: str, logical_date: str
 ) -> exp.Select:
-    """Every column of ``fact_table`` for ``logical_date``, then ``year`` and ``month``."""
+    """Every column of ``fact_table`` for ``logical_date``, then ``year`` and ``month``.
+
+    Ordered by lineage, so a rerun of the same input writes the same bytes.
+    """
     year, month = EXPORT_PARTITIONS
     return (
         exp.select(
@@ -27,4 +30,5 @@ def export_select(
         )
         .from_(table_ref(fact_table))
         .where(exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")))
+        .order_by(col("_source_file"), col("_source_line"))
     )

@@ -1,0 +1,274 @@
+"""Stage 6, the model: SCD2 dimensions, as-of facts, marts and the fact export.
+
+It runs in three steps so it can never unbalance the ledger or publish half a model:
+
+1. :func:`prepare_model` (after routing, before publish): build each dimension into a
+   TEMP table from its changelog reference; for ``on_missing: quarantine`` joins, turn
+   the clean rows that match no version into quarantined rows (reason
+   ``no_dimension_version:<dim>``) *in the routed relation*, update the counts and
+   re-judge the gate. Publish then writes them to the DLQ and never to the clean table,
+   so ``raw = clean + quarantined + duplicates`` holds by construction.
+2. :func:`publish_model` (inside the publish transaction, after the clean table is
+   written): replace each dimension, replace this logical date's fact rows from the
+   clean rows of this run, prove fact rows = clean rows from the written tables, rebuild
+   the marts in dependency order, and write each exported fact to a staging folder.
+   A failure anywhere rolls back everything with the outputs.
+3. :func:`finish_model` (after commit): swap the staged export partitions into place.
+
+Export crash semantics (a file write is not inside the DuckDB transaction): files are
+written to ``.<export>.staging/<logical date>/`` next to the export folder, where no
+reader looks, before the commit; after the commit each file is moved into its partition
+with an atomic rename, then this date's files the new export no longer has are removed.
+A crash before the commit leaves the warehouse unchanged and a stale staging folder
+that the next run of the date deletes first; a crash during the swap leaves every
+partition either old or new for this date (never a partial file) until the date is run
+again, which rewrites the same files (same input, same run id, same rows).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from ..compile import outputs as out_c
+from ..compile.model import asof, checks, scd2
+from ..compile.model.export import export_select
+from ..compile.model.schema import (
+    EXPORT_PARTITIONS,
+    export_path,
+    export_time,
+    fact_columns,
+    interval_type,
+)
+from ..errors import LedgerError, LedgerViolation, SluiceError
+from .gate import evaluate_gate
+
+if TYPE_CHECKING:
+    from .pipeline import RunContext
+
+
+def dim_temp_table(name: str) -> str:
+    """The TEMP table a dimension is built in before publish."""
+    return f"_sg_dim_{name}"
+
+
+@dataclass
+class PendingExport:
+    """A fact export staged before the commit, to be swapped in after it."""
+
+    fact: str
+    staging: Path
+    final: Path
+    prefix: str
+    rows: int
+
+
+# -- 1. before publish ---------------------------------------------------------------
+
+
+def prepare_model(ctx: RunContext, routed_table: str) -> None:
+    """Build the dimensions (TEMP) and reroute rows with no version where asked to."""
+    m = ctx.contract.model
+    if m is None:
+        return
+    eng = ctx.engine
+    stats: dict[str, Any] = {"dimensions": {}, "facts": {}, "marts": {}}
+    for name, dim in m.dimensions.items():
+        ref = ctx.reference_tables[dim.reference]
+        table = dim_temp_table(name)
+        eng.create_table_as(
+            table, scd2.scd2_select(ref, dim, interval_type(dim, ctx.contract)), temporary=True
+        )
+        rows, current = (int(v) for v in eng.fetch(scd2.dimension_stats(table))[0])
+        rejected = int(eng.fetch(scd2.rejected_changes(ref, dim))[0][0])
+        stats["dimensions"][name] = {
+            "rows": rows,
+            "current": current,
+            "rejected_changes": rejected,
+        }
+    ctx.counts["model"] = stats
+    dims = {n: dim_temp_table(n) for n in m.dimensions}
+    reroute = asof.reroute_select(routed_table, ctx.contract, dims)
+    if reroute is None:
+        return
+    before = routed_table + "_premodel"
+    eng.create_table_as(
+        before, exp.select(exp.Star()).from_(exp.to_table(routed_table)), temporary=True
+    )
+    eng.create_table_as(
+        routed_table, asof.reroute_select(before, ctx.contract, dims), temporary=True
+    )
+    q, reasons = asof.reason_counts(routed_table, ctx.contract)
+    moved = dict(zip(reasons, (int(v or 0) for v in eng.fetch(q)[0]), strict=True))
+    total = sum(moved.values())
+    stats["quarantined"] = moved
+    if not total:
+        return
+    ctx.counts["clean"] -= total
+    ctx.counts["quarantined"] += total
+    ctx.counts["by_reason"] = {
+        **ctx.counts.get("by_reason", {}),
+        **{k: v for k, v in moved.items() if v},
+    }
+    g = ctx.contract.gate
+    ctx.gate = evaluate_gate(
+        quarantined=ctx.counts["quarantined"],
+        routed=ctx.counts["routed"],
+        warn_above=g.warn_above,
+        fail_above=g.fail_above,
+        rules=ctx.rules,
+        rule_failures=ctx.counts.get("failed", {}),
+    )
+
+
+# -- 2. inside the publish transaction -------------------------------------------------
+
+
+def publish_model(ctx: RunContext) -> list[PendingExport]:
+    """Write dimensions, this date's facts and the marts; stage exports. Raises to roll back."""
+    m = ctx.contract.model
+    if m is None:
+        return []
+    eng, c = ctx.engine, ctx.contract
+    rid, day = ctx.run_id, ctx.loaded.logical_date
+    stats = ctx.counts.setdefault("model", {"dimensions": {}, "facts": {}, "marts": {}})
+    for name in m.dimensions:
+        eng.create_table_as(name, exp.select(exp.Star()).from_(exp.to_table(dim_temp_table(name))))
+    visible = {**c.source.columns, **dict.fromkeys(ctx.partitions, None)}
+    pending: list[PendingExport] = []
+    for name, fact in m.facts.items():
+        derived = checks.compile_derive(fact, visible)
+        select = asof.fact_select(
+            c.outputs.clean, fact, c, {d: d for d in m.dimensions}, derived, rid
+        )
+        _ensure_table(ctx, name, select, [col_.name for col_ in fact_columns(fact, c)])
+        eng.execute(out_c.delete_run(name, day))
+        eng.execute(out_c.insert_into(name, select))
+        rows, lineages, clean = (
+            int(v) for v in eng.fetch(asof.fact_readback(name, c.outputs.clean, rid))[0]
+        )
+        if not rows == lineages == clean:
+            raise LedgerError(
+                [
+                    LedgerViolation(
+                        f"model:{name}",
+                        f"fact rows {rows} (distinct lineage {lineages}) != clean rows {clean}",
+                    )
+                ]
+            )
+        fstats: dict[str, Any] = {"rows": rows}
+        unknown = asof.unknown_counts(name, fact, rid)
+        if unknown is not None:
+            q, names = unknown
+            fstats["unknown_member"] = dict(
+                zip(names, (int(v or 0) for v in eng.fetch(q)[0]), strict=True)
+            )
+        path = export_path(name, fact, c)
+        if path is not None:
+            pe = _stage_export(ctx, name, fact, path)
+            fstats["export"] = {"path": str(pe.final), "rows": pe.rows}
+            pending.append(pe)
+        stats["facts"][name] = fstats
+    for mart in checks.compiled_marts(c):
+        eng.create_table_as(mart.name, mart.query)
+        stats["marts"][mart.name] = int(
+            eng.fetch(exp.select(exp.func("COUNT", exp.Star())).from_(exp.to_table(mart.name)))[0][
+                0
+            ]
+        )
+    return pending
+
+
+def _ensure_table(ctx: RunContext, name: str, select: exp.Select, columns: list[str]) -> None:
+    """Create the fact table on first use; refuse to append to a table of another shape."""
+    eng = ctx.engine
+    if not eng.table_exists(name):
+        eng.create_table_as(name, out_c.empty_like(select))
+        return
+    have = [n for n, _t in eng.columns(name)]
+    if have != columns:
+        raise SluiceError(
+            f"fact table '{name}' has columns {have}, but the contract now builds {columns}",
+            hint=f"the model changed: drop or rename the table '{name}' and rerun the dates it holds",
+        )
+
+
+def _stage_export(ctx: RunContext, name: str, fact, path: str) -> PendingExport:  # noqa: ANN001
+    day = ctx.loaded.logical_date
+    final = Path(ctx.loaded.resolve_path(path))
+    staging = staging_dir(final, day)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    columns = [c.name for c in fact_columns(fact, ctx.contract)]
+    select = export_select(name, columns, export_time(fact), day)
+    prefix = export_prefix(day)
+    ctx.engine.write_parquet_partitioned(select, str(staging), EXPORT_PARTITIONS, prefix)
+    rows = int(
+        ctx.engine.fetch(exp.select(exp.func("COUNT", exp.Star())).from_(select.subquery("_e")))[0][
+            0
+        ]
+    )
+    return PendingExport(name, staging, final, prefix, rows)
+
+
+def staging_dir(final: Path, logical_date: str) -> Path:
+    """Next to the export folder, hidden from every reader of it."""
+    return final.parent / f".{final.name}.staging" / logical_date
+
+
+def export_prefix(logical_date: str) -> str:
+    """File names of one logical date: ``part-<date>-<i>.parquet`` (fixed-length dates)."""
+    return f"part-{logical_date}"
+
+
+# -- 3. after commit ------------------------------------------------------------------
+
+
+def finish_model(ctx: RunContext, pending: list[PendingExport]) -> None:
+    """Swap each staged export into place, partition by partition."""
+    for pe in pending:
+        swapped = swap_partitions(pe.staging, pe.final, pe.prefix)
+        ctx.counts.setdefault("model", {}).setdefault("facts", {}).setdefault(pe.fact, {})[
+            "export"
+        ] = {"path": str(pe.final), "rows": pe.rows, **swapped}
+
+
+def swap_partitions(staging: Path, final: Path, prefix: str) -> dict[str, int]:
+    """Replace this date's files (``prefix-*.parquet``) under ``final`` by the staged ones.
+
+    Other dates' files in the same partitions are untouched. Each file moves with
+    ``os.replace`` (atomic on one filesystem); files of this date the new export did not
+    write — partitions it no longer reaches — are removed afterwards, then empty
+    partition folders and the staging folder.
+    """
+    final.mkdir(parents=True, exist_ok=True)
+    new = sorted(p.relative_to(staging) for p in staging.glob("*/*/*.parquet"))
+    for rel in new:
+        (final / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, final / rel)
+    keep = set(new)
+    removed = 0
+    for old in final.glob(f"*/*/{prefix}-*.parquet"):
+        if old.relative_to(final) not in keep:
+            old.unlink()
+            removed += 1
+    for month in final.glob("*/*"):
+        if month.is_dir() and not any(month.iterdir()):
+            month.rmdir()
+    for year in final.glob("*"):
+        if year.is_dir() and not any(year.iterdir()):
+            year.rmdir()
+    shutil.rmtree(staging, ignore_errors=True)
+    parent = staging.parent
+    if parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+    return {
+        "partitions": len({rel.parent for rel in new}),
+        "files": len(new),
+        "stale_removed": removed,
+    }
