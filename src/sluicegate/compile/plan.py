@@ -12,6 +12,7 @@ from . import dedupe as dedupe_c
 from . import outputs as out_c
 from . import read as read_c
 from . import route as route_c
+from .model import plan as model_plan
 from .render import col, render
 from .rules import compile_rules
 
@@ -74,6 +75,7 @@ def plan(loaded: LoadedContract, dialect: str, *, run_id: str = "<run_id>") -> l
             "route: _ok, _reason, _failed_rules",
         )
     )
+    steps += [Step(*s) for s in model_plan.pre_publish(c)]  # model: before publish
     o = c.outputs
     steps.append(
         Step(
@@ -102,6 +104,7 @@ def plan(loaded: LoadedContract, dialect: str, *, run_id: str = "<run_id>") -> l
             "publish: duplicates",
         )
     )
+    steps += [Step(*s) for s in model_plan.publish(c, o.clean, visible, run_id, day)]  # model
     return steps
 
 
@@ -113,7 +116,7 @@ def render_plan(steps: list[Step], dialect: str) -> str:
     """Render the steps as one SQL script with comments."""
     out = []
     for s in steps:
-        if isinstance(s.expression, exp.Insert):
+        if isinstance(s.expression, exp.Insert | exp.Create | exp.Delete):
             body = render(s.expression, dialect, pretty=True)
         else:
             body = render(
