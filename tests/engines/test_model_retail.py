@@ -167,10 +167,14 @@ def warehouse(root: Path) -> duckdb.DuckDBPyConnection:
 
 def partitions_of(root: Path, day: str) -> set[str]:
     """The Hive partitions a logical date's fact rows fall in, from the warehouse."""
-    rows = warehouse(root).execute(
-        "SELECT DISTINCT year(order_ts), month(order_ts) FROM fct_sales "
-        f"WHERE _logical_date = DATE '{day}'"
-    ).fetchall()
+    rows = (
+        warehouse(root)
+        .execute(
+            "SELECT DISTINCT year(order_ts), month(order_ts) FROM fct_sales "
+            f"WHERE _logical_date = DATE '{day}'"
+        )
+        .fetchall()
+    )
     return {f"year={y}/month={m}" for y, m in rows}
 
 
@@ -550,3 +554,48 @@ def test_export_is_readable_by_spark(tmp_path: Path, feed, spark):
         0,
     )
     assert dict(df.dtypes)["year"] == "int" and dict(df.dtypes)["month"] == "int"
+
+
+def test_export_keeps_rows_with_no_time_and_swaps_per_date(tmp_path: Path):
+    """A NULL time goes to the Hive default partition (read back as NULL, not lost); a swap
+    touches only its own date's files."""
+    from sqlglot import exp as sg
+
+    from sluicegate.compile.model.export import export_select
+    from sluicegate.engines.duckdb_engine import DuckDBEngine
+
+    eng = DuckDBEngine(":memory:")
+    eng.execute(
+        "CREATE TABLE f AS SELECT * FROM (VALUES (1, TIMESTAMP '2024-03-05 10:00:00'), "
+        "(2, NULL), (3, TIMESTAMP '2023-12-31 23:59:59')) t(id, ts)"
+    )
+    eng.execute("ALTER TABLE f ADD COLUMN _logical_date DATE DEFAULT DATE '2024-01-01'")
+    eng.execute("ALTER TABLE f ADD COLUMN _source_file VARCHAR DEFAULT 'x'")
+    eng.execute("ALTER TABLE f ADD COLUMN _source_line BIGINT DEFAULT 1")
+    final = tmp_path / "export" / "f"
+    other = final / "year=2024" / "month=3" / "part-2023-06-30-0.parquet"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"another date's file")
+    stale = final / "year=2022" / "month=1" / "part-2024-01-01-0.parquet"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"this date's old partition")
+
+    staging = run_model.staging_dir(final, "2024-01-01")
+    staging.mkdir(parents=True)
+    q = export_select("f", ["id", "ts", "_logical_date"], "ts", "2024-01-01")
+    assert isinstance(q, sg.Select)
+    eng.write_parquet_partitioned(q, str(staging), ["year", "month"], "part-2024-01-01")
+    done = run_model.swap_partitions(staging, final, "part-2024-01-01")
+    assert done == {"partitions": 3, "files": 3, "stale_removed": 1}
+    assert other.read_bytes() == b"another date's file"
+    assert not stale.exists() and not stale.parent.exists()
+    assert not staging.parent.exists()
+    rows = duckdb.execute(
+        f"SELECT id, year, month FROM read_parquet('{final}/*/*/part-2024-01-01-*.parquet', "
+        "hive_partitioning = true) ORDER BY id"
+    ).fetchall()
+    assert rows == [(1, 2024, 3), (2, None, None), (3, 2023, 12)]
+    table = pads.dataset(
+        final, format="parquet", partitioning="hive", exclude_invalid_files=True
+    ).to_table(filter=pads.field("id") == 2)
+    assert table.column("year").to_pylist() == [None]
