@@ -1,34 +1,47 @@
-"""Text → declared type with TRY semantics, the same rules on every engine.
+"""Text → declared type with TRY semantics: one set of rules for every engine.
 
-Engines disagree on casts (DuckDB's TRY_CAST rounds '1.5' to 2 for INTEGER, accepts '1e3'
-and drops timestamp offsets; Spark's ANSI cast raises). sluicegate validates the text with
-a regular expression first and casts only what matches, so a value either casts exactly or
-is a ``type_mismatch`` — never silently altered. The rules (documented in
-docs/contract-reference.md):
+Engines disagree on casts (DuckDB's TRY_CAST rounds ``'1.5'`` to 2 for INTEGER, accepts
+``'1e3'`` and ``'1_000'`` and drops timestamp offsets; Spark's ANSI cast raises; Spark's
+``$`` matches before a final newline). So sluicegate first checks the text against an
+anchored regular expression written in the common subset of RE2 (DuckDB) and
+java.util.regex (Spark): ``^``, ``\\z``, character classes, ``(?i:…)``. Only text that
+matches is cast; the cast of matching text means the same on both engines. A value either
+casts to what it says or is a ``type_mismatch`` — never silently altered (decimals are
+rounded half-up to the declared scale, as the type asks). The rules, in
+docs/contract-reference.md § "Cast rules":
 
-* integer: optional sign and digits, surrounding spaces ignored; must fit the type.
-* decimal: sign, digits, optional fraction (no exponent); rounded half-up to the scale;
-  must fit the precision.
-* float (DOUBLE): decimal or exponent notation; ``NaN``/``Infinity`` only with
-  ``finite: false``.
-* boolean: ``true``/``false`` in any case.
-* date/timestamp: the declared strptime ``formats`` tried in order, else ISO 8601
-  (``DEFAULT_TIMESTAMP_FORMATS``); offsets other than ``Z`` do not match.
-* string: any scalar; objects/arrays are a mismatch (checked by the reader).
+* surrounding ASCII spaces are ignored for every non-string type (tabs are not);
+* integer: optional sign and digits; must fit the type;
+* decimal: plain or exponent notation; rounded half-up to the scale; must fit the precision;
+* double: plain or exponent notation; must be finite; ``NaN``/``Infinity`` (any case, with
+  an optional sign, also ``inf``) only with ``finite: false``;
+* boolean: ``true``/``false`` in any case;
+* date/timestamp: the declared strptime ``formats``, tried in order, each with fixed field
+  widths (``%d`` is two digits: ``5/3/2024`` does not match ``%d/%m/%Y``); a value matching
+  none is a mismatch; no time zones other than a literal in the format;
+* string: any scalar (objects and arrays are a mismatch; checked by the reader).
 """
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
-from ..contract.models import ColumnSpec
 from .render import lit
 
-INT_RE = r"^\s*[+-]?[0-9]+\s*$"
-DEC_RE = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$"
-FLOAT_RE = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
-NONFINITE_RE = r"^\s*[+-]?(NaN|nan|Infinity|inf|Inf)\s*$"
-BOOL_RE = r"^\s*(?i:true|false)\s*$"
+if TYPE_CHECKING:  # the contract models validate formats with check_format (no cycle)
+    from ..contract.models import ColumnSpec
+
+END = r"\z"  # end of text in RE2 and Java; '$' also matches before a final \n in Java
+SP = " *"
+INT_RE = rf"^{SP}[+-]?[0-9]+{SP}{END}"
+_NUM = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+DEC_RE = rf"^{SP}{_NUM}{SP}{END}"
+FLOAT_RE = DEC_RE
+NONFINITE_RE = rf"^{SP}[+-]?(?i:nan|inf|infinity){SP}{END}"
+BOOL_RE = rf"^{SP}(?i:true|false){SP}{END}"
 
 DEFAULT_TIMESTAMP_FORMATS = [
     "%Y-%m-%dT%H:%M:%S.%fZ",
@@ -40,34 +53,42 @@ DEFAULT_TIMESTAMP_FORMATS = [
 ]
 DEFAULT_DATE_FORMATS = ["%Y-%m-%d"]
 
-# strptime directive → Java DateTimeFormatter pattern (Spark's try_to_timestamp).
-STRPTIME_TO_JAVA = {
-    "%Y": "yyyy",
-    "%m": "MM",
-    "%d": "dd",
-    "%H": "HH",
-    "%M": "mm",
-    "%S": "ss",
-    "%f": "SSSSSS",
-    "%y": "yy",
-    "%b": "MMM",
-    "%B": "MMMM",
-    "%j": "DDD",
-    "%%": "%",
+# The portable strptime directives: each has a fixed-width regex, a DuckDB strptime meaning
+# and a Java DateTimeFormatter pattern (Spark's try_to_timestamp) that parse alike.
+YEAR_RE = "([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"  # 0001..9999
+DIRECTIVES: dict[str, tuple[str, str]] = {
+    "%Y": (YEAR_RE, "yyyy"),
+    "%m": ("[0-9]{2}", "MM"),
+    "%d": ("[0-9]{2}", "dd"),
+    "%H": ("[0-9]{2}", "HH"),
+    "%M": ("[0-9]{2}", "mm"),
+    "%S": ("[0-9]{2}", "ss"),
+    "%f": ("[0-9]{1,6}", "SSSSSS"),
+    "%%": ("%", "%"),
 }
+STRPTIME_TO_JAVA = {d: java for d, (_rx, java) in DIRECTIVES.items()}
+
+
+class FormatError(ValueError):
+    """A strptime format uses a directive sluicegate cannot parse alike on every engine."""
 
 
 def matches(text: exp.Expression, pattern: str) -> exp.Expression:
-    """``text`` fully matches ``pattern`` (anchored regex; portable: regexp_matches / RLIKE)."""
+    """``text`` matches the anchored ``pattern`` (regexp_matches in DuckDB, RLIKE in Spark)."""
     return exp.RegexpLike(this=text.copy(), expression=lit(pattern))
 
 
 def trimmed(text: exp.Expression) -> exp.Expression:
+    """Text without surrounding spaces (TRIM removes spaces only, on both engines)."""
     return exp.Trim(this=text.copy())
 
 
 def cast_text(text: exp.Expression, spec: ColumnSpec, dialect: str) -> exp.Expression:
-    """The typed value of ``text`` for ``spec``, or NULL when it does not cast."""
+    """The typed value of ``text`` for ``spec``, or NULL when it does not cast.
+
+    NULL text gives NULL (absent and JSON null are not mismatches); the reader flags a
+    mismatch where the text is not NULL but this value is.
+    """
     kind = spec.parsed.kind
     target = spec.parsed.datatype
     if kind == "string":
@@ -77,11 +98,14 @@ def cast_text(text: exp.Expression, spec: ColumnSpec, dialect: str) -> exp.Expre
     if kind == "decimal":
         return _guarded(text, DEC_RE, exp.TryCast(this=trimmed(text), to=target.copy()))
     if kind == "float":
-        pattern = FLOAT_RE if spec.finite else f"({FLOAT_RE})|({NONFINITE_RE})"
         value = exp.TryCast(this=trimmed(text), to=target.copy())
-        if not spec.finite:
-            value = _nonfinite_aware(text, target, dialect)
-        return _guarded(text, pattern, value)
+        finite = _guarded(text, FLOAT_RE, _finite_or_null(value))
+        if spec.finite:
+            return finite
+        return exp.Case(
+            ifs=[exp.If(this=matches(text, NONFINITE_RE), true=_nonfinite(text, target))],
+            default=finite,
+        )
     if kind == "boolean":
         return _guarded(
             text,
@@ -91,7 +115,7 @@ def cast_text(text: exp.Expression, spec: ColumnSpec, dialect: str) -> exp.Expre
     formats = spec.formats or (
         DEFAULT_DATE_FORMATS if kind == "date" else DEFAULT_TIMESTAMP_FORMATS
     )
-    parsed = strptime_any(text, formats, dialect)
+    parsed = strptime_any(trimmed(text), formats, dialect)
     if kind == "date":
         return exp.TryCast(this=parsed, to=exp.DataType.build("DATE"))
     return parsed
@@ -101,58 +125,96 @@ def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.E
     return exp.Case(ifs=[exp.If(this=matches(text, pattern), true=value)])
 
 
-def _nonfinite_aware(text: exp.Expression, target: exp.DataType, dialect: str) -> exp.Expression:
+def _finite_or_null(value: exp.Expression) -> exp.Expression:
+    """``value`` unless it overflowed to ±Infinity (``'1e400'``): then NULL, a mismatch."""
+    inf = exp.Cast(this=lit("Infinity"), to=exp.DataType.build("DOUBLE"))
+    return exp.Case(
+        ifs=[exp.If(this=exp.LT(this=exp.Abs(this=value.copy()), expression=inf), true=value)]
+    )
+
+
+def _nonfinite(text: exp.Expression, target: exp.DataType) -> exp.Expression:
+    """``NaN``, ``Infinity`` or ``-Infinity`` for text matching NONFINITE_RE."""
     word = exp.Lower(this=trimmed(text))
     return exp.Case(
         ifs=[
             exp.If(
-                this=exp.In(this=word, expressions=[lit("nan"), lit("+nan"), lit("-nan")]),
+                this=matches(word, "nan"),
                 true=exp.Cast(this=lit("NaN"), to=target.copy()),
             ),
             exp.If(
-                this=exp.In(
-                    this=word.copy(),
-                    expressions=[lit("infinity"), lit("+infinity"), lit("inf"), lit("+inf")],
-                ),
-                true=exp.Cast(this=lit("Infinity"), to=target.copy()),
-            ),
-            exp.If(
-                this=exp.In(this=word.copy(), expressions=[lit("-infinity"), lit("-inf")]),
+                this=matches(word, "^-"),
                 true=exp.Cast(this=lit("-Infinity"), to=target.copy()),
             ),
         ],
-        default=exp.TryCast(this=trimmed(text), to=target.copy()),
+        default=exp.Cast(this=lit("Infinity"), to=target.copy()),
     )
 
 
+def check_format(fmt: str) -> None:
+    """Raise :class:`FormatError` unless every directive of ``fmt`` is portable."""
+    for d in re.findall(r"%.", fmt):
+        if d not in DIRECTIVES:
+            portable = " ".join(sorted(DIRECTIVES))
+            raise FormatError(
+                f"strptime directive {d} in '{fmt}' is not supported (use {portable})"
+            )
+    if fmt.endswith("%") and not fmt.endswith("%%"):
+        raise FormatError(f"format '{fmt}' ends with a lone %")
+
+
+def format_regex(fmt: str) -> str:
+    """The anchored regex a value must match for ``fmt``: fixed field widths, literal text."""
+    check_format(fmt)
+    out, i = ["^"], 0
+    while i < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
+            out.append(DIRECTIVES[fmt[i : i + 2]][0])
+            i += 2
+        else:
+            out.append(_re_literal(fmt[i]))
+            i += 1
+    out.append(END)
+    return "".join(out)
+
+
+def _re_literal(ch: str) -> str:
+    return ch if ch.isalnum() or ch == " " else "\\" + ch
+
+
 def strptime_any(text: exp.Expression, formats: list[str], dialect: str) -> exp.Expression:
-    """Parse ``text`` with the first matching format; NULL when none matches."""
+    """Parse ``text`` with the first format it matches and that gives a real date/time.
+
+    Each format is guarded by its fixed-width regex (strptime implementations differ on
+    one-digit fields), then parsed; the first non-NULL result wins (COALESCE).
+    """
+    attempts = [_parse_one(text, f, dialect) for f in formats]
+    if len(attempts) == 1:
+        return attempts[0]
+    return exp.Coalesce(this=attempts[0], expressions=attempts[1:])
+
+
+def _parse_one(text: exp.Expression, fmt: str, dialect: str) -> exp.Expression:
     if dialect == "duckdb":
-        return exp.Anonymous(
-            this="try_strptime",
-            expressions=[text.copy(), exp.Array(expressions=[lit(f) for f in formats])],
+        parse: exp.Expression = exp.Anonymous(
+            this="try_strptime", expressions=[text.copy(), lit(fmt)]
         )
-    if dialect == "spark":
-        attempts = [
-            exp.Anonymous(this="try_to_timestamp", expressions=[text.copy(), lit(java_pattern(f))])
-            for f in formats
-        ]
-        return (
-            exp.Coalesce(this=attempts[0], expressions=attempts[1:])
-            if len(attempts) > 1
-            else attempts[0]
+    elif dialect == "spark":
+        parse = exp.Anonymous(
+            this="try_to_timestamp", expressions=[text.copy(), lit(java_pattern(fmt))]
         )
-    raise ValueError(f"no timestamp parsing rule for dialect '{dialect}'")
+    else:
+        raise ValueError(f"no timestamp parsing rule for dialect '{dialect}'")
+    return _guarded(text, format_regex(fmt), parse)
 
 
 def java_pattern(fmt: str) -> str:
     """Translate a strptime format to a Java DateTimeFormatter pattern (literals quoted)."""
+    check_format(fmt)
     out, i, literal = [], 0, ""
     while i < len(fmt):
         if fmt[i] == "%" and i + 1 < len(fmt):
             d = fmt[i : i + 2]
-            if d not in STRPTIME_TO_JAVA:
-                raise ValueError(f"strptime directive {d} has no Spark equivalent")
             if literal:
                 out.append(_quote_java(literal))
                 literal = ""

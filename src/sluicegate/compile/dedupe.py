@@ -1,9 +1,13 @@
 """Deterministic dedupe (stage 3): keep the first row per key by a total order.
 
-The order is the contract's ``order_by`` (NULLS LAST unless stated), then
-``_source_file``, ``_source_line`` — a total order, so reruns keep the same row.
-Corrupt records have no key and are never duplicates; nor are records whose key has a
-NULL part (missing or not castable).
+The order is the contract's ``order_by`` (each term NULLS LAST unless it says otherwise),
+then ``_source_file``, ``_source_line`` — a total order, so reruns keep the same row.
+Every parsed record takes part, type mismatches included (a resent bad row is still a
+duplicate). Corrupt records have no key and are never duplicates; nor are records whose
+key has a NULL part (missing or not castable): NULL is not equal to NULL.
+
+Only the rows of keys that occur more than once are ranked (about 1% of a typical feed):
+the rest pass through with ``_rn = 1``, so the window sorts a small relation.
 """
 
 from __future__ import annotations
@@ -16,38 +20,69 @@ from .render import col, ident
 NOT_RANKED = 1
 
 
-def order_terms(dedupe: Dedupe) -> list[exp.Ordered]:
+def order_terms(dedupe: Dedupe, table: str | None = None) -> list[exp.Ordered]:
     """The total order: declared terms (NULLS LAST by default), then lineage."""
     terms = []
     for text in dedupe.order_by:
         o = exp.maybe_parse(text, into=exp.Ordered, dialect="duckdb").copy()
         if "nulls" not in text.lower():
             o.set("nulls_first", False)
-        o.set("this", col(o.this.name))
+        o.set("this", col(o.this.name, table))
         terms.append(o)
     terms += [
-        exp.Ordered(this=col("_source_file"), nulls_first=False),
-        exp.Ordered(this=col("_source_line"), nulls_first=False),
+        exp.Ordered(this=col("_source_file", table), nulls_first=False),
+        exp.Ordered(this=col("_source_line", table), nulls_first=False),
     ]
     return terms
 
 
-def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select:
-    """Every typed row plus ``_rn`` (1 = kept) and the lineage of the kept row of its key."""
+def _null_lineage() -> list[exp.Expression]:
+    return [
+        exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident("_kept_source_file")),
+        exp.alias_(exp.cast(exp.null(), "BIGINT"), ident("_kept_source_line")),
+    ]
+
+
+def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select | exp.Union:
+    """Every typed row plus ``_rn`` (1 = kept) and the lineage of the kept row of its key.
+
+    ``_kept_source_*`` is NULL for rows whose key occurs once (or that have no key).
+    """
+    one = exp.alias_(exp.Literal.number(NOT_RANKED), ident("_rn"))
     if dedupe is None:
-        return exp.select(
-            exp.Star(),
-            exp.alias_(exp.Literal.number(1), "_rn"),
-            exp.alias_(exp.cast(exp.null(), "VARCHAR"), "_kept_source_file"),
-            exp.alias_(exp.cast(exp.null(), "BIGINT"), "_kept_source_line"),
-        ).from_(exp.to_table(typed_table))
-    keys = [col(k) for k in dedupe.key]
-    window = exp.Window(
-        partition_by=[k.copy() for k in keys],
-        order=exp.Order(expressions=order_terms(dedupe)),
+        return exp.select(exp.Star(), one, *_null_lineage()).from_(exp.to_table(typed_table))
+    keys = list(dedupe.key)
+    keyed = exp.and_(
+        exp.Not(this=col("_corrupt")),
+        *[exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys],
     )
-    unkeyed = exp.or_(
-        col("_corrupt"), *[exp.Is(this=k.copy(), expression=exp.null()) for k in keys]
+    repeated = (
+        exp.select(
+            *[exp.alias_(col(k), ident(f"_dk{i}")) for i, k in enumerate(keys)],
+            exp.alias_(exp.true(), ident("_dup")),
+        )
+        .from_(exp.to_table(typed_table))
+        .where(keyed)
+        .group_by(*[col(k) for k in keys])
+        .having(exp.GT(this=exp.func("COUNT", exp.Star()), expression=exp.Literal.number(1)))
+    )
+    on = exp.and_(
+        exp.Not(this=col("_corrupt", "_t")),
+        *[exp.EQ(this=col(k, "_t"), expression=col(f"_dk{i}", "_d")) for i, k in enumerate(keys)],
+    )
+    t = exp.Table(this=ident(typed_table), alias=exp.TableAlias(this=ident("_t")))
+    d = exp.Subquery(this=repeated, alias=exp.TableAlias(this=ident("_d")))
+    t_star = exp.Column(this=exp.Star(), table=ident("_t"))
+
+    singles = (
+        exp.select(t_star, one.copy(), *_null_lineage())
+        .from_(t)
+        .join(d, on=on, join_type="LEFT")
+        .where(exp.Is(this=col("_dup", "_d"), expression=exp.null()))
+    )
+    window = exp.Window(
+        partition_by=[col(k, "_t") for k in keys],
+        order=exp.Order(expressions=order_terms(dedupe, "_t")),
     )
 
     def over(fn: exp.Expression) -> exp.Expression:
@@ -55,21 +90,18 @@ def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select:
         w.set("this", fn)
         return w
 
-    rn = exp.Case(
-        ifs=[exp.If(this=unkeyed, true=exp.Literal.number(NOT_RANKED))],
-        default=over(exp.RowNumber()),
+    ranked = (
+        exp.select(
+            t_star.copy(),
+            exp.alias_(over(exp.RowNumber()), ident("_rn")),
+            exp.alias_(
+                over(exp.FirstValue(this=col("_source_file", "_t"))), ident("_kept_source_file")
+            ),
+            exp.alias_(
+                over(exp.FirstValue(this=col("_source_line", "_t"))), ident("_kept_source_line")
+            ),
+        )
+        .from_(t.copy())
+        .join(d.copy(), on=on.copy(), join_type="INNER")
     )
-    kept_file = exp.Case(
-        ifs=[exp.If(this=unkeyed.copy(), true=exp.null())],
-        default=over(exp.FirstValue(this=col("_source_file"))),
-    )
-    kept_line = exp.Case(
-        ifs=[exp.If(this=unkeyed.copy(), true=exp.null())],
-        default=over(exp.FirstValue(this=col("_source_line"))),
-    )
-    return exp.select(
-        exp.Star(),
-        exp.alias_(rn, ident("_rn")),
-        exp.alias_(kept_file, ident("_kept_source_file")),
-        exp.alias_(kept_line, ident("_kept_source_line")),
-    ).from_(exp.to_table(typed_table))
+    return exp.union(singles, ranked, distinct=False)

@@ -1,20 +1,121 @@
-"""Parquet rows → typed rows with the same outcome flags as the NDJSON reader.
+"""Parquet rows → the typed relation, with the same flags as the text readers.
 
-Parquet values already have a physical type; each declared column is cast with the
-same text rules as NDJSON (via its text form) so that ``"7"`` in a string column and ``7``
-in an integer column behave as they would in a JSON feed. There are no corrupt
-records in a readable Parquet file; a missing declared column is all-NULL and reported
-as drift.
+Parquet values already have a physical type, so each declared column is taken from the
+physical column of the same name by this table (docs/contract-reference.md § "Parquet"):
+
+============  ====================================================================
+declared      physical value accepted
+============  ====================================================================
+any           a string column: the text cast rules, exactly as for NDJSON/CSV
+integer       integers (must fit); decimals/floats only through their text (so
+              ``1.50`` and ``2.0`` are a type_mismatch, never rounded)
+decimal       integers and decimals (rounded half-up to the scale); floats through
+              their shortest text
+double        integers and decimals; floats through their text (NaN/Infinity obey
+              ``finite``)
+boolean       booleans
+date          dates; timestamps (the date part; with a time zone: in UTC)
+timestamp     timestamps; dates (midnight); with a time zone: converted to UTC
+string        any scalar, as text (floats in the engine's shortest round-trip form)
+============  ====================================================================
+
+Anything else — a struct, list or map where a scalar belongs, a BLOB, a physical type
+the table does not list for the declared kind — is a ``type_mismatch``. A Parquet row is
+never corrupt (an unreadable file fails binding). Undeclared columns go to
+``_undeclared`` (their non-NULL values); declared columns missing from every file are
+absent (drift).
 """
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
-from ..contract.models import TableSource
+from ..contract.models import ColumnSpec, TableSource
 from .cast import cast_text
-from .read import LINEAGE, partition_expr
-from .render import col, ident, lit
+from .read import LINEAGE, alias, finish, not_null, with_partitions
+from .render import col, lit
+
+INTEGER_TYPES = {
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+}
+TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "DATETIME"}
+TIMESTAMPTZ_TYPES = {"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"}
+
+# declared kind -> physical kinds cast directly (TRY_CAST); "text" kinds go through the text
+DIRECT = {
+    "integer": {"integer"},
+    "decimal": {"integer", "decimal"},
+    "float": {"integer", "decimal"},
+    "boolean": {"boolean"},
+    "date": {"date", "timestamp", "timestamptz"},
+    "timestamp": {"timestamp", "date", "timestamptz"},
+}
+VIA_TEXT = {
+    "integer": {"string", "decimal", "float"},
+    "decimal": {"string", "float"},
+    "float": {"string", "float"},
+    "boolean": {"string"},
+    "date": {"string"},
+    "timestamp": {"string"},
+}
+
+
+def physical_kind(type_text: str) -> str:
+    """Classify an engine type name: integer, decimal, float, string, boolean, date,
+    timestamp, timestamptz, nested, binary or other."""
+    t = type_text.strip().upper()
+    if t.endswith("]") or re.match(r"^(STRUCT|MAP|UNION)\b", t):
+        return "nested"
+    if t in INTEGER_TYPES:
+        return "integer"
+    if t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+        return "decimal"
+    if t in ("FLOAT", "DOUBLE", "REAL"):
+        return "float"
+    if t in ("VARCHAR", "TEXT", "STRING"):
+        return "string"
+    if t == "BOOLEAN":
+        return "boolean"
+    if t == "DATE":
+        return "date"
+    if t in TIMESTAMP_TYPES:
+        return "timestamp"
+    if t in TIMESTAMPTZ_TYPES:
+        return "timestamptz"
+    if t in ("BLOB", "BYTEA", "BINARY"):
+        return "binary"
+    return "other"
+
+
+def _utc(x: exp.Expression) -> exp.Expression:
+    """A TIMESTAMP WITH TIME ZONE as the UTC wall-clock TIMESTAMP."""
+    return exp.AtTimeZone(this=x, zone=lit("UTC"))
+
+
+def _typed(x: exp.Expression, text: exp.Expression, spec: ColumnSpec, phys: str, dialect: str):  # noqa: ANN202
+    kind = spec.parsed.kind
+    target = spec.parsed.datatype
+    if kind == "string":
+        if phys in ("nested", "binary"):
+            return exp.cast(exp.null(), "VARCHAR")
+        return text.copy()
+    if phys in VIA_TEXT.get(kind, set()):
+        return cast_text(text, spec, dialect)
+    if phys in DIRECT.get(kind, set()):
+        value = _utc(x.copy()) if phys == "timestamptz" else x.copy()
+        return exp.TryCast(this=value, to=target.copy())
+    return exp.cast(exp.null(), target.copy())
 
 
 def typed_from_parquet(
@@ -22,54 +123,69 @@ def typed_from_parquet(
     source: TableSource,
     partitions: list[str],
     dialect: str,
-    present: list[str] | None = None,
+    physical: dict[str, str] | None = None,
 ) -> exp.Select:
+    """The typed relation of Parquet rows loaded into ``table``.
+
+    ``physical`` maps the loaded columns to their engine type names (``Engine.columns``);
+    None means every declared column is present as text.
+    """
     names = list(source.columns)
-    present_set = set(present) if present is not None else set(names)
-    texts = {
-        n: (exp.cast(col(n), "VARCHAR") if n in present_set else exp.cast(exp.null(), "VARCHAR"))
-        for n in names
-    }
-    casts = [
-        exp.alias_(cast_text(texts[n], s, dialect), ident(n)) for n, s in source.columns.items()
-    ]
-    inner = exp.select(
-        *[col(c) for c in LINEAGE],
-        *[exp.alias_(partition_expr(p), ident(p)) for p in partitions],
-        *[exp.alias_(texts[n].copy(), ident(f"_s{i}")) for i, n in enumerate(names)],
-        *casts,
-    ).from_(exp.to_table(table))
-    mism = [
-        exp.and_(
-            exp.Not(this=exp.Is(this=col(f"_s{i}"), expression=exp.null())),
-            exp.Is(this=col(n), expression=exp.null()),
+    n = len(names)
+    phys = dict(physical) if physical is not None else dict.fromkeys(names, "VARCHAR")
+    kinds = {k: physical_kind(v) for k, v in phys.items()}
+    reserved = {*LINEAGE, "filename", "file_row_number"}
+    undeclared = [k for k in phys if k not in source.columns and k not in reserved]
+
+    def value(nm: str) -> exp.Expression:
+        return col(nm) if nm in phys else exp.null()
+
+    texts = []
+    for nm in names:
+        k = kinds.get(nm)
+        if k is None or k == "nested":
+            texts.append(exp.cast(exp.null(), "VARCHAR"))
+        elif k == "timestamptz":
+            texts.append(exp.cast(_utc(col(nm)), "VARCHAR"))
+        else:
+            texts.append(exp.cast(value(nm), "VARCHAR"))
+    und = None
+    if undeclared:
+        pairs = exp.JSONObject(
+            expressions=[exp.JSONKeyValue(this=lit(u), expression=col(u)) for u in undeclared]
         )
-        for i, n in enumerate(names)
-    ]
-    rescued = exp.JSONObject(
-        expressions=[
-            exp.JSONKeyValue(
-                this=lit(n), expression=exp.Case(ifs=[exp.If(this=m.copy(), true=col(f"_s{i}"))])
-            )
-            for i, (n, m) in enumerate(zip(names, mism, strict=True))
-        ]
-    )
-    any_m = exp.or_(*[m.copy() for m in mism])
-    return exp.select(
+        # merge into {}: NULL values drop out (RFC 7396), so only present values are rescued
+        merged = exp.Anonymous(this="json_merge_patch", expressions=[lit("{}"), pairs])
+        und = exp.Case(
+            ifs=[exp.If(this=exp.or_(*[not_null(col(u)) for u in undeclared]), true=merged)]
+        )
+    text = exp.select(
         *[col(c) for c in LINEAGE],
         *[col(p) for p in partitions],
-        *[col(n) for n in names],
-        exp.alias_(exp.false(), ident("_corrupt")),
-        exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident("_raw")),
-        exp.alias_(exp.paren(any_m), ident("_mismatch")),
-        *[exp.alias_(exp.paren(m), ident(f"_x{i}")) for i, m in enumerate(mism)],
+        alias(exp.cast(exp.null(), "VARCHAR"), "_line"),
+        alias(exp.true(), "_ok"),
+        *[alias(t, f"_s{i}") for i, t in enumerate(texts)],
         *[
-            exp.alias_(exp.false() if n in present_set else exp.true(), ident(f"_a{i}"))
-            for i, n in enumerate(names)
+            alias(
+                not_null(col(nm)) if kinds.get(nm) == "nested" else exp.false(),
+                f"_n{i}",
+            )
+            for i, nm in enumerate(names)
         ],
-        exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident("_undeclared")),
-        exp.alias_(
-            exp.Case(ifs=[exp.If(this=any_m.copy(), true=exp.cast(rescued, "VARCHAR"))]),
-            ident("_rescued_data"),
-        ),
-    ).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("_p"))))
+        *[alias(exp.false() if nm in phys else exp.true(), f"_a{i}") for i, nm in enumerate(names)],
+        alias(und if und is not None else exp.cast(exp.null(), "VARCHAR"), "_undeclared"),
+        *[alias(value(nm), f"_p{i}") for i, nm in enumerate(names)],
+    ).from_(with_partitions(table, partitions, [k for k in phys if k not in LINEAGE]))
+    typed = [
+        _typed(col(f"_p{i}"), col(f"_s{i}"), spec, kinds.get(nm, "absent"), dialect)
+        for i, (nm, spec) in enumerate(source.columns.items())
+    ]
+    return finish(
+        text,
+        source,
+        partitions,
+        dialect,
+        lambda i, _name: col(f"_p{i}"),
+        typed=typed,
+        extra=[f"_p{i}" for i in range(n)],
+    )

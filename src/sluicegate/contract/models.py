@@ -45,11 +45,20 @@ class ColumnSpec(Strict):
 
     @model_validator(mode="after")
     def _formats_only_for_time(self) -> ColumnSpec:
+        from ..compile.cast import FormatError, check_format  # cast rules own the directives
+
         if self.formats is not None:
             if self.parsed.kind not in ("date", "timestamp"):
                 raise ValueError("formats: is only allowed on DATE and TIMESTAMP columns")
             if not self.formats:
                 raise ValueError("formats: must list at least one strptime format")
+            for f in self.formats:
+                try:
+                    check_format(f)
+                except FormatError as exc:
+                    raise ValueError(str(exc)) from None
+        if not self.finite and self.parsed.kind != "float":
+            raise ValueError("finite: false is only allowed on DOUBLE/FLOAT columns")
         return self
 
     @property
@@ -83,11 +92,24 @@ class Freshness(Strict):
 
 
 class CsvOptions(Strict):
-    """CSV dialect of a source: the header line is not a record."""
+    """CSV dialect of a source: one record per line; the header line is not a record.
+
+    ``quote: ""`` turns quoting off (every quote character is data).
+    """
 
     delimiter: str = ","
     header: bool = True
     quote: str = '"'
+
+    @model_validator(mode="after")
+    def _single_chars(self) -> CsvOptions:
+        if len(self.delimiter) != 1 or self.delimiter in "\r\n":
+            raise ValueError("delimiter must be one character (not a line break)")
+        if len(self.quote) > 1 or (self.quote and self.quote in "\r\n"):
+            raise ValueError("quote must be one character, or empty for no quoting")
+        if self.quote == self.delimiter:
+            raise ValueError("quote and delimiter must differ")
+        return self
 
 
 class TableSource(Strict):
@@ -122,6 +144,25 @@ class Source(TableSource):
     name: str | None = None
     freshness: Freshness | None = None
     ready_when: str | None = None
+    # Hive folders (month=2024-01) that become VARCHAR columns; see contract-reference.md
+    partitions: list[str] = Field(default_factory=list)
+
+    @field_validator("partitions")
+    @classmethod
+    def _partition_names(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not re.match(SQL_IDENT, name) or name.startswith("_"):
+                raise ValueError(f"partition '{name}' must be a plain identifier not starting with _")
+        if len(set(v)) != len(v):
+            raise ValueError("a partition is listed twice")
+        return v
+
+    @model_validator(mode="after")
+    def _partitions_are_not_columns(self) -> Source:
+        clash = [p for p in self.partitions if p in self.columns]
+        if clash:
+            raise ValueError(f"partition '{clash[0]}' is also a declared column; rename one")
+        return self
 
 
 class Dedupe(Strict):

@@ -12,6 +12,7 @@ from ..compile.model.checks import check_model
 from ..compile.rules import RuleError, compile_rules
 from ..errors import ContractError, ContractProblem
 from .loader import LoadedContract, format_path
+from .models import Source
 from .suggest import closest
 
 
@@ -24,7 +25,7 @@ def check_contract(loaded: LoadedContract) -> None:
         problems.append(ContractProblem(format_path(key), message, loaded.line(*key), suggestion))
 
     columns = c.source.columns
-    partition_columns = hive_partition_names(c.source.path)
+    partition_columns = partition_names(c.source)
     visible = {**columns, **dict.fromkeys(partition_columns, None)}
     references = {name: ref.columns for name, ref in c.references.items()}
 
@@ -75,6 +76,16 @@ def check_contract(loaded: LoadedContract) -> None:
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
     if problems:
         raise ContractError(str(loaded.path), problems)
+
+
+def partition_names(source: Source) -> list[str]:
+    """Partition columns of a source: ``source.partitions``, then ``name=`` folders in its path.
+
+    Only these become columns (VARCHAR): the schema is declared, never inferred. Hive
+    folders found in the data but not declared are reported as drift.
+    """
+    names = list(source.partitions)
+    return names + [p for p in hive_partition_names(source.path) if p not in names]
 
 
 def hive_partition_names(path: str) -> list[str]:

@@ -45,10 +45,13 @@ class Engine(ABC):
 
     @abstractmethod
     def load_lines(self, files: Sequence[str], table: str) -> None:
-        """Create ``table(_source_file, _source_line, _line)``: one row per non-blank line.
+        """Create ``table(_source_file, _source_line, _line, _bad_utf8)``: one row per
+        non-blank line (lines end at LF; blank = only spaces, tabs and CRs).
 
         ``_source_line`` is the 1-based physical line number; a UTF-8 BOM at the start of a
-        file and a trailing CR are removed; invalid UTF-8 bytes are replaced, never fatal.
+        file and trailing CRs are removed; bytes that are not UTF-8 are replaced by U+FFFD
+        and flag the line (``_bad_utf8``: the reader makes it a ``corrupt_record``), never
+        fatal. The DuckDB implementation is engines/duckdb_inputs.py.
         """
 
     @abstractmethod

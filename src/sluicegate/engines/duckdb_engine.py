@@ -9,34 +9,11 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import sqlglot
 import xxhash
 from sqlglot import exp
 
 from ..errors import LockedError, SluiceError
 from .base import Engine, EngineCapabilities
-
-_LINES_QUERY = sqlglot.parse_one(
-    "SELECT filename AS _source_file, CAST(t.n AS BIGINT) AS _source_line, "
-    "CASE WHEN t.n = 1 THEN ltrim(rtrim(t.l, chr(13)), chr(65279)) "
-    "ELSE rtrim(t.l, chr(13)) END AS _line "
-    "FROM read_text(?) AS f, "
-    "UNNEST(string_split(CAST(f.content AS VARCHAR), chr(10))) WITH ORDINALITY AS t(l, n) "
-    "WHERE trim(rtrim(t.l, chr(13)), ' ' || chr(9) || chr(65279)) <> ''",
-    read="duckdb",
-)
-_EMPTY_LINES_QUERY = sqlglot.parse_one(
-    "SELECT CAST(NULL AS VARCHAR) AS _source_file, CAST(NULL AS BIGINT) AS _source_line, "
-    "CAST(NULL AS VARCHAR) AS _line WHERE FALSE",
-    read="duckdb",
-)
-_PARQUET_QUERY = sqlglot.parse_one(
-    "SELECT * EXCLUDE (filename, file_row_number), filename AS _source_file, "
-    "CAST(file_row_number + 1 AS BIGINT) AS _source_line "
-    "FROM read_parquet(?, filename = true, file_row_number = true)",
-    read="duckdb",
-)
-
 
 def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create:
     props = exp.Properties(expressions=[exp.TemporaryProperty()]) if temporary else None
@@ -103,18 +80,16 @@ class DuckDBEngine(Engine):
 
     # -- inputs ----------------------------------------------------------------
     def load_lines(self, files: Sequence[str], table: str) -> None:
-        """Read files as raw text with physical line numbers.
+        """The lines relation of ``files`` (engines/duckdb_inputs.py: fast path + UTF-8 rescue)."""
+        from .duckdb_inputs import load_lines
 
-        ``read_text`` + ``string_split`` + ``UNNEST ... WITH ORDINALITY`` numbers lines without
-        a window over the whole input.
-        """
-        query = _LINES_QUERY if files else _EMPTY_LINES_QUERY
-        self.con.execute(
-            self.render(_create(table, query, temporary=True)), [list(files)] if files else []
-        )
+        load_lines(self.con, self.render, files, table)
 
     def load_parquet(self, files: Sequence[str], table: str) -> None:
-        self.con.execute(self.render(_create(table, _PARQUET_QUERY, temporary=True)), [list(files)])
+        """Parquet rows by column name (union of the files' schemas) with 1-based row lineage."""
+        from .duckdb_inputs import load_parquet
+
+        load_parquet(self.con, self.render, files, table)
 
     # -- tables ----------------------------------------------------------------
     def create_table_as(

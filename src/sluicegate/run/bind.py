@@ -1,7 +1,11 @@
 """Stage 1: bind the input — the file manifest, the raw record count, the schema fingerprint.
 
 The raw record count is taken here, from the bytes, independently of the parser: the
-ledger compares the outputs against it. Blank lines are not records and are counted apart.
+ledger compares the outputs against it. A record is a non-blank line (NDJSON, CSV after
+its header line) or a Parquet row. Lines end at LF only; a line is blank when nothing but
+spaces, tabs and CRs remain after removing a UTF-8 BOM at the very start of the file.
+Blank lines are not records and are counted apart. Canonical forms (fingerprint,
+binding digest, run id) are in docs/contract-reference.md § "Input binding".
 """
 
 from __future__ import annotations
@@ -10,14 +14,21 @@ import glob
 import hashlib
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..contract.loader import LoadedContract
-from ..contract.models import TableSource
+from ..contract.models import Source, TableSource
+from ..contract.semantics import partition_names
 from ..errors import InputError
 
-CHUNK = 1 << 20
+CHUNK = 8 << 20
+BOM = b"\xef\xbb\xbf"
+BLANK_BYTES = b" \t\r"
+_NL, _SP, _TAB, _CR = 10, 32, 9, 13
 
 
 @dataclass(frozen=True)
@@ -34,10 +45,18 @@ class BoundFile:
 
 @dataclass
 class Binding:
-    """The exact input of a run."""
+    """The exact input of a run.
+
+    ``root`` is the folder the source path names (the non-wildcard part of a glob);
+    ``partitions`` the declared partition columns; ``undeclared_partitions`` the Hive
+    folder names found below ``root`` that the contract does not declare (drift).
+    """
 
     files: list[BoundFile] = field(default_factory=list)
     format: str = "ndjson"
+    root: str = ""
+    partitions: list[str] = field(default_factory=list)
+    undeclared_partitions: list[str] = field(default_factory=list)
 
     @property
     def raw_records(self) -> int:
@@ -49,26 +68,46 @@ class Binding:
 
     @property
     def digest(self) -> str:
-        """SHA-256 over (path, size, sha256) of every file: content, not mtime, names a run."""
-        h = hashlib.sha256()
-        for f in self.files:
-            h.update(json.dumps([f.path, f.size, f.sha256]).encode())
-        return h.hexdigest()
+        """SHA-256 of compact JSON ``[[path, size, sha256], …]``: content and place, not mtime."""
+        doc = [[f.path, f.size, f.sha256] for f in self.files]
+        return hashlib.sha256(_compact(doc).encode("utf-8")).hexdigest()
 
     def manifest(self) -> list[dict]:
         return [asdict(f) for f in self.files]
 
 
+def _compact(doc: object) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _skipped(part: str) -> bool:
+    """Hidden and underscore names (``.crc``, ``_SUCCESS``, ``_temporary/``) are not data."""
+    return part.startswith((".", "_"))
+
+
 def list_files(loaded: LoadedContract, spec: TableSource, what: str) -> list[str]:
-    """Expand a file, a directory (recursively) or a glob into a sorted list of files."""
+    """Expand a file, a directory (recursively) or a glob into a sorted list of files.
+
+    Directories and globs skip hidden and underscore-prefixed names below the source
+    folder; a path that does not exist is an input error, an empty folder or a glob that
+    matches nothing is an empty input. Sorted by absolute path (code point order, which is
+    the byte order of ``_source_file`` in SQL).
+    """
     raw = spec.path
     path = loaded.resolve_path(raw)
     text = str(path)
     if any(ch in raw for ch in "*?["):
-        files = [p for p in glob.glob(text, recursive=True) if os.path.isfile(p)]
+        base = glob_root(text)
+        files = [
+            p
+            for p in glob.glob(text, recursive=True)
+            if os.path.isfile(p) and not any(_skipped(x) for x in _below(p, base))
+        ]
     elif path.is_dir():
         files = [
-            str(p) for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+            str(p)
+            for p in path.rglob("*")
+            if p.is_file() and not any(_skipped(x) for x in p.relative_to(path).parts)
         ]
     elif path.is_file():
         files = [text]
@@ -77,38 +116,104 @@ def list_files(loaded: LoadedContract, spec: TableSource, what: str) -> list[str
             f"{what} path '{raw}' does not exist (resolved to {text})",
             hint="check the path in the contract, or pass --var to point it elsewhere",
         )
-    return sorted(os.path.abspath(f) for f in files)
+    return sorted({os.path.abspath(f) for f in files})
 
 
-def bind_file(path: str, fmt: str) -> BoundFile:
-    """Hash the file and count its records from the raw bytes."""
-    st = os.stat(path)
-    h = hashlib.sha256()
-    records = blanks = 0
-    if fmt == "parquet":
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(CHUNK), b""):
-                h.update(chunk)
-        records = parquet_rows(path)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        h.update(data)
-        records, blanks = count_lines(data)
-        if fmt == "csv" and records:
-            records -= 1  # the header line is not a record (csv.header defaults to true)
-    return BoundFile(path, st.st_size, st.st_mtime, h.hexdigest(), records, blanks)
+def glob_root(pattern: str) -> str:
+    """The folder part of a glob before its first wildcard."""
+    parts = Path(pattern).parts
+    fixed = []
+    for part in parts:
+        if any(ch in part for ch in "*?["):
+            break
+        fixed.append(part)
+    return str(Path(*fixed)) if fixed else "."
+
+
+def _below(path: str, root: str) -> tuple[str, ...]:
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).parts
+    except ValueError:
+        return Path(path).parts[-1:]
+
+
+class LineCounter:
+    """Counts records and blank lines of a byte stream fed in chunks (bounded memory).
+
+    Complete lines are classified with numpy: a line is blank when it is empty or holds
+    only spaces, tabs and CRs; only lines starting with such a byte are inspected one by one.
+    """
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.blanks = 0
+        self._tail = b""
+        self._first = True
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._tail + chunk if self._tail else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._tail = data
+            return
+        self._lines(data[: cut + 1])
+        self._tail = data[cut + 1 :]
+
+    def finish(self) -> tuple[int, int]:
+        """(records, blank lines); the last line may lack its LF."""
+        if self._tail:
+            self._lines(self._tail + b"\n")
+            self._tail = b""
+        return self.records, self.blanks
+
+    def _lines(self, block: bytes) -> None:
+        if self._first:
+            self._first = False
+            if block.startswith(BOM):
+                block = block[len(BOM) :]
+        arr = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(arr == _NL)
+        starts = np.empty_like(ends)
+        starts[:1] = 0
+        starts[1:] = ends[:-1] + 1
+        first = arr[starts]  # the LF itself for an empty line
+        maybe = (first == _SP) | (first == _TAB) | (first == _CR) | (first == _NL)
+        blanks = 0
+        for i in np.flatnonzero(maybe).tolist():
+            if not block[starts[i] : ends[i]].strip(BLANK_BYTES):
+                blanks += 1
+        self.blanks += blanks
+        self.records += len(ends) - blanks
 
 
 def count_lines(data: bytes) -> tuple[int, int]:
-    """(non-blank lines, blank lines). A line is blank when only whitespace/CR/BOM remain."""
-    if not data:
-        return 0, 0
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    blank = sum(1 for ln in lines if not ln.strip(b" \t\r\x0b\x0c").replace(b"\xef\xbb\xbf", b""))
-    return len(lines) - blank, blank
+    """(non-blank lines, blank lines) of a whole file's bytes.
+
+    >>> count_lines(b'\\xef\\xbb\\xbf{"a":1}\\r\\n\\r\\n  \\n{"a":2}')
+    (2, 2)
+    """
+    counter = LineCounter()
+    counter.feed(data)
+    return counter.finish()
+
+
+def bind_file(path: str, fmt: str, *, csv_header: bool = True) -> BoundFile:
+    """Hash the file and count its records from the raw bytes."""
+    st = os.stat(path)
+    h = hashlib.sha256()
+    counter = LineCounter()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(CHUNK), b""):
+            h.update(chunk)
+            if fmt != "parquet":
+                counter.feed(chunk)
+    if fmt == "parquet":
+        records, blanks = parquet_rows(path), 0
+    else:
+        records, blanks = counter.finish()
+        if fmt == "csv" and csv_header and records:
+            records -= 1  # the first non-blank line is the header, not a record
+    return BoundFile(path, st.st_size, st.st_mtime, h.hexdigest(), records, blanks)
 
 
 def parquet_rows(path: str) -> int:
@@ -121,34 +226,58 @@ def parquet_rows(path: str) -> int:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
+def bind_files(files: list[str], spec: TableSource) -> list[BoundFile]:
+    """Bind files in parallel threads (hashing and numpy release the GIL), in path order."""
+    header = spec.csv.header if spec.csv is not None else True
+    if len(files) <= 1:
+        return [bind_file(f, spec.format, csv_header=header) for f in files]
+    workers = min(len(files), max(os.cpu_count() or 1, 2), 8)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda f: bind_file(f, spec.format, csv_header=header), files))
+
+
+def source_root(loaded: LoadedContract, spec: TableSource) -> str:
+    """The folder partition discovery looks below: the path, its glob root or its parent."""
+    path = loaded.resolve_path(spec.path)
+    if any(ch in spec.path for ch in "*?["):
+        return os.path.abspath(glob_root(str(path)))
+    return os.path.abspath(path if path.is_dir() else path.parent)
+
+
 def bind(loaded: LoadedContract) -> Binding:
     """Bind the source of ``loaded``."""
-    spec = loaded.contract.source
+    spec: Source = loaded.contract.source
     files = list_files(loaded, spec, "source")
-    return Binding([bind_file(f, spec.format) for f in files], spec.format)
+    return Binding(
+        files=bind_files(files, spec),
+        format=spec.format,
+        root=source_root(loaded, spec),
+        partitions=partition_names(spec),
+    )
 
 
 def schema_fingerprint(spec: TableSource) -> str:
     """SHA-256 of compact UTF-8 JSON of ``[{"name","nullable","type"}, …]``, keys sorted.
 
-    The fixed vector in tests/unit/test_fingerprint.py pins the canonical form.
+    Field order is the declared order; ``type`` is the canonical upper-case spelling
+    (``DECIMAL(10,2)``, ``INTEGER``, ``VARCHAR``); non-ASCII names stay UTF-8 (not
+    ``\\u`` escapes). The fixed vector in tests/unit/test_fingerprint.py pins the form.
     """
     fields = [
         {"name": name, "nullable": c.nullable, "type": c.parsed.canonical}
         for name, c in spec.columns.items()
     ]
-    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_compact(fields).encode("utf-8")).hexdigest()
 
 
 def run_id(loaded: LoadedContract, binding: Binding) -> str:
-    """Deterministic: same contract, digest, logical date and input → same run id."""
-    h = hashlib.sha256(
-        json.dumps(
-            [loaded.contract.name, loaded.digest, loaded.logical_date, binding.digest]
-        ).encode()
-    )
-    return h.hexdigest()[:20]
+    """Same contract, digest, logical date and input → same run id.
+
+    The first 20 hex digits of SHA-256 over compact JSON
+    ``[contract name, contract digest, logical date, binding digest]``.
+    """
+    doc = [loaded.contract.name, loaded.digest, loaded.logical_date, binding.digest]
+    return hashlib.sha256(_compact(doc).encode("utf-8")).hexdigest()[:20]
 
 
 def resolve(loaded: LoadedContract, p: str) -> Path:

@@ -150,14 +150,24 @@ def stage_bind(ctx: RunContext) -> None:
 
 
 def discover_partitions(binding: bind_s.Binding, declared_path: str) -> list[str]:
-    """Hive-style ``name=value`` folders in the bound files (in path order, first seen first)."""
-    names: list[str] = list(hive_partition_names(declared_path))
+    """The partition columns of the run: the declared ones (``source.partitions``, then
+    ``name=`` folders written in the path), never inferred from the data.
+
+    Hive folders found below the source folder that the contract does not declare are
+    left on ``binding.undeclared_partitions`` for the drift report.
+    """
+    names = list(binding.partitions) or list(hive_partition_names(declared_path))
+    seen: list[str] = []
     for f in binding.files:
-        for part in Path(f.path).parent.parts:
-            if "=" in part:
-                n = part.split("=", 1)[0]
-                if n and n.isidentifier() and n not in names:
-                    names.append(n)
+        try:
+            parts = Path(f.path).parent.relative_to(binding.root).parts if binding.root else ()
+        except ValueError:
+            parts = ()
+        for part in parts:
+            n = part.split("=", 1)[0] if "=" in part else ""
+            if n and n.isidentifier() and n not in names and n not in seen:
+                seen.append(n)
+    binding.undeclared_partitions = seen
     return names
 
 
@@ -180,29 +190,23 @@ def stage_references(ctx: RunContext) -> None:
 def _load_typed(
     ctx: RunContext, files: list[str], spec, partitions: list[str], table: str, lines_table: str
 ) -> None:  # noqa: ANN001
+    """Load ``files`` raw (lines or Parquet rows), then build the typed relation ``table``."""
     eng = ctx.engine
     if spec.format == "parquet":
         from ..compile.parquet import typed_from_parquet
 
         eng.load_parquet(files, lines_table)
-        present = [name for name, _t in eng.columns(lines_table)]
-        eng.create_table_as(
-            table,
-            typed_from_parquet(lines_table, spec, partitions, eng.dialect, present),
-            temporary=True,
-        )
+        physical = dict(eng.columns(lines_table))
+        select = typed_from_parquet(lines_table, spec, partitions, eng.dialect, physical)
     elif spec.format == "ndjson":
         eng.load_lines(files, lines_table)
-        eng.create_table_as(
-            table, read_c.typed_select(lines_table, spec, partitions, eng.dialect), temporary=True
-        )
+        select = read_c.typed_select(lines_table, spec, partitions, eng.dialect)
     else:
         from ..compile.csv import typed_from_csv_lines
 
         eng.load_lines(files, lines_table)
-        eng.create_table_as(
-            table, typed_from_csv_lines(lines_table, spec, partitions, eng.dialect), temporary=True
-        )
+        select = typed_from_csv_lines(lines_table, spec, partitions, eng.dialect)
+    eng.create_table_as(table, select, temporary=True)
 
 
 def stage_read(ctx: RunContext) -> None:
@@ -232,16 +236,30 @@ def stage_dedupe(ctx: RunContext) -> None:
 
 
 def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:
-    """Schema drift of this run: undeclared fields, declared fields never present, never cast."""
+    """Schema drift of this run (DESIGN §4.2), also shown on the console.
+
+    Kinds: ``undeclared_field`` (with the records carrying it), ``declared_field_absent``
+    (a declared column or partition no record has), ``field_never_casts`` (values present,
+    none cast), ``type_mismatch`` (some values did not cast), ``undeclared_partition``
+    (a Hive folder the contract does not declare).
+    """
     events: list[dict[str, Any]] = []
-    objects = counts["parsed"] - counts["corrupt"]
+    records = counts["parsed"] - counts["corrupt"]
     if counts.get("undeclared_rows"):
         for k, n in ctx.engine.fetch(metrics_c.undeclared_fields(T_RANKED, ctx.engine.dialect)):
             events.append({"kind": "undeclared_field", "field": k, "records": int(n)})
-    if objects and ctx.contract.source.format != "parquet":
+    if records:
         for name in ctx.contract.source.columns:
             if counts[f"present:{name}"] == 0:
-                events.append({"kind": "declared_field_absent", "field": name, "records": objects})
+                events.append({"kind": "declared_field_absent", "field": name, "records": records})
+    binding = ctx.binding
+    if binding is not None and binding.files:
+        for p in ctx.partitions:
+            folders = (part for f in binding.files for part in Path(f.path).parent.parts)
+            if not any(part.startswith(p + "=") for part in folders):
+                events.append({"kind": "declared_field_absent", "field": p, "records": records})
+        for p in binding.undeclared_partitions:
+            events.append({"kind": "undeclared_partition", "field": p, "records": records})
     for name in ctx.contract.source.columns:
         mism = counts[f"mismatch:{name}"]
         if mism and counts[f"nonnull:{name}"] == 0:

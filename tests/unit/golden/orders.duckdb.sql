@@ -7,98 +7,27 @@ SELECT
   "cid",
   "amt",
   "ots",
-  NOT "_obj" AS "_corrupt",
-  CASE WHEN NOT "_obj" THEN "_line" END AS "_raw",
-  "_obj"
-  AND (
-    (
-      "_n0" OR (
-        NOT "_s0" IS NULL AND "oid" IS NULL
-      )
-    )
-    OR (
-      "_n1" OR (
-        NOT "_s1" IS NULL AND "cid" IS NULL
-      )
-    )
-    OR (
-      "_n2" OR (
-        NOT "_s2" IS NULL AND "amt" IS NULL
-      )
-    )
-    OR (
-      "_n3" OR (
-        NOT "_s3" IS NULL AND "ots" IS NULL
-      )
-    )
-  ) AS "_mismatch",
-  "_obj" AND (
-    "_n0" OR (
-      NOT "_s0" IS NULL AND "oid" IS NULL
-    )
-  ) AS "_x0",
-  "_obj" AND (
-    "_n1" OR (
-      NOT "_s1" IS NULL AND "cid" IS NULL
-    )
-  ) AS "_x1",
-  "_obj" AND (
-    "_n2" OR (
-      NOT "_s2" IS NULL AND "amt" IS NULL
-    )
-  ) AS "_x2",
-  "_obj" AND (
-    "_n3" OR (
-      NOT "_s3" IS NULL AND "ots" IS NULL
-    )
-  ) AS "_x3",
+  NOT "_ok" AS "_corrupt",
+  CASE WHEN NOT "_ok" THEN "_line" END AS "_raw",
+  "_mismatch",
+  "_x0",
+  "_x1",
+  "_x2",
+  "_x3",
   "_a0",
   "_a1",
   "_a2",
   "_a3",
   "_undeclared",
   CASE
-    WHEN NOT "_undeclared" IS NULL
-    OR (
-      "_obj"
-      AND (
-        (
-          "_n0" OR (
-            NOT "_s0" IS NULL AND "oid" IS NULL
-          )
-        )
-        OR (
-          "_n1" OR (
-            NOT "_s1" IS NULL AND "cid" IS NULL
-          )
-        )
-        OR (
-          "_n2" OR (
-            NOT "_s2" IS NULL AND "amt" IS NULL
-          )
-        )
-        OR (
-          "_n3" OR (
-            NOT "_s3" IS NULL AND "ots" IS NULL
-          )
-        )
-      )
-    )
+    WHEN NOT "_undeclared" IS NULL OR "_mismatch"
     THEN JSON_MERGE_PATCH(
       COALESCE("_undeclared", '{}'),
       JSON_OBJECT(
-        'oid', CASE WHEN "_n0" OR (
-          NOT "_s0" IS NULL AND "oid" IS NULL
-        ) THEN "_v"[1] END,
-        'cid', CASE WHEN "_n1" OR (
-          NOT "_s1" IS NULL AND "cid" IS NULL
-        ) THEN "_v"[2] END,
-        'amt', CASE WHEN "_n2" OR (
-          NOT "_s2" IS NULL AND "amt" IS NULL
-        ) THEN "_v"[3] END,
-        'ots', CASE WHEN "_n3" OR (
-          NOT "_s3" IS NULL AND "ots" IS NULL
-        ) THEN "_v"[4] END
+        'oid', CASE WHEN "_x0" THEN JSON_EXTRACT("_line", '$."oid"') END,
+        'cid', CASE WHEN "_x1" THEN JSON_EXTRACT("_line", '$."cid"') END,
+        'amt', CASE WHEN "_x2" THEN JSON_EXTRACT("_line", '$."amt"') END,
+        'ots', CASE WHEN "_x3" THEN JSON_EXTRACT("_line", '$."ots"') END
       )
     )
   END AS "_rescued_data"
@@ -107,94 +36,220 @@ FROM (
     "_source_file",
     "_source_line",
     "_line",
-    "_obj",
-    "_v",
+    "_ok",
     "_undeclared",
     "_s0",
     "_s1",
     "_s2",
     "_s3",
-    "_n0",
-    "_n1",
-    "_n2",
-    "_n3",
+    "oid",
+    "cid",
+    "amt",
+    "ots",
+    (
+      "_x0" OR "_x1" OR "_x2" OR "_x3"
+    ) AS "_mismatch",
+    "_x0",
+    "_x1",
+    "_x2",
+    "_x3",
     "_a0",
     "_a1",
     "_a2",
-    "_a3",
-    CASE
-      WHEN REGEXP_MATCHES("_s0", '^\s*[+-]?[0-9]+\s*$')
-      THEN TRY_CAST(TRIM("_s0") AS INT)
-    END AS "oid",
-    CASE
-      WHEN REGEXP_MATCHES("_s1", '^\s*[+-]?[0-9]+\s*$')
-      THEN TRY_CAST(TRIM("_s1") AS INT)
-    END AS "cid",
-    CASE
-      WHEN REGEXP_MATCHES("_s2", '^\s*[+-]?[0-9]+\s*$')
-      THEN TRY_CAST(TRIM("_s2") AS INT)
-    END AS "amt",
-    CASE
-      WHEN REGEXP_MATCHES("_s3", '^\s*[+-]?[0-9]+\s*$')
-      THEN TRY_CAST(TRIM("_s3") AS BIGINT)
-    END AS "ots"
+    "_a3"
   FROM (
     SELECT
       "_source_file",
       "_source_line",
       "_line",
-      "_obj",
-      "_v",
-      CASE WHEN "_und" = '{}' THEN NULL ELSE "_und" END AS "_undeclared",
-      CASE WHEN "_jt"[1] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[1] END AS "_s0",
-      CASE WHEN "_jt"[2] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[2] END AS "_s1",
-      CASE WHEN "_jt"[3] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[3] END AS "_s2",
-      CASE WHEN "_jt"[4] IN ('OBJECT', 'ARRAY') THEN NULL ELSE "_v"[4] END AS "_s3",
-      COALESCE("_jt"[1] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n0",
-      COALESCE("_jt"[2] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n1",
-      COALESCE("_jt"[3] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n2",
-      COALESCE("_jt"[4] IN ('OBJECT', 'ARRAY'), FALSE) AS "_n3",
-      "_obj" AND "_jt"[1] IS NULL AS "_a0",
-      "_obj" AND "_jt"[2] IS NULL AS "_a1",
-      "_obj" AND "_jt"[3] IS NULL AS "_a2",
-      "_obj" AND "_jt"[4] IS NULL AS "_a3"
+      "_ok",
+      "_undeclared",
+      "_s0",
+      "_s1",
+      "_s2",
+      "_s3",
+      "oid",
+      "cid",
+      "amt",
+      "ots",
+      "_ok" AND (
+        "_n0" OR (
+          NOT "_s0" IS NULL AND "oid" IS NULL
+        )
+      ) AS "_x0",
+      "_ok" AND (
+        "_n1" OR (
+          NOT "_s1" IS NULL AND "cid" IS NULL
+        )
+      ) AS "_x1",
+      "_ok" AND (
+        "_n2" OR (
+          NOT "_s2" IS NULL AND "amt" IS NULL
+        )
+      ) AS "_x2",
+      "_ok" AND (
+        "_n3" OR (
+          NOT "_s3" IS NULL AND "ots" IS NULL
+        )
+      ) AS "_x3",
+      COALESCE("_a0", FALSE) AS "_a0",
+      COALESCE("_a1", FALSE) AS "_a1",
+      COALESCE("_a2", FALSE) AS "_a2",
+      COALESCE("_a3", FALSE) AS "_a3"
     FROM (
       SELECT
         "_source_file",
         "_source_line",
         "_line",
-        "_obj",
+        "_ok",
+        "_undeclared",
+        "_s0",
+        "_s1",
+        "_s2",
+        "_s3",
+        "_n0",
+        "_n1",
+        "_n2",
+        "_n3",
+        "_a0",
+        "_a1",
+        "_a2",
+        "_a3",
         CASE
-          WHEN "_obj"
-          THEN JSON_EXTRACT_STRING("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
-        END AS "_v",
+          WHEN REGEXP_MATCHES("_s0", '^ *[+-]?[0-9]+ *\z')
+          THEN TRY_CAST(TRIM("_s0") AS INT)
+        END AS "oid",
         CASE
-          WHEN "_obj"
-          THEN JSON_TYPE("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
-        END AS "_jt",
+          WHEN REGEXP_MATCHES("_s1", '^ *[+-]?[0-9]+ *\z')
+          THEN TRY_CAST(TRIM("_s1") AS INT)
+        END AS "cid",
         CASE
-          WHEN "_obj"
-          THEN JSON_MERGE_PATCH("_line", JSON_OBJECT('oid', NULL, 'cid', NULL, 'amt', NULL, 'ots', NULL))
-        END AS "_und"
+          WHEN REGEXP_MATCHES("_s2", '^ *[+-]?[0-9]+ *\z')
+          THEN TRY_CAST(TRIM("_s2") AS INT)
+        END AS "amt",
+        CASE
+          WHEN REGEXP_MATCHES("_s3", '^ *[+-]?[0-9]+ *\z')
+          THEN TRY_CAST(TRIM("_s3") AS BIGINT)
+        END AS "ots"
       FROM (
         SELECT
           "_source_file",
           "_source_line",
           "_line",
-          CASE WHEN JSON_VALID("_line") THEN JSON_TYPE("_line") = 'OBJECT' ELSE FALSE END AS "_obj"
-        FROM _sg_lines
-      ) AS "_j"
-    ) AS "_x"
-  ) AS "_t"
-) AS "_c";
+          "_ok",
+          CASE WHEN "_ok" AND NOT "_n0" THEN "_v"[1] END AS "_s0",
+          CASE WHEN "_ok" AND NOT "_n1" THEN "_v"[2] END AS "_s1",
+          CASE WHEN "_ok" AND NOT "_n2" THEN "_v"[3] END AS "_s2",
+          CASE WHEN "_ok" AND NOT "_n3" THEN "_v"[4] END AS "_s3",
+          "_ok" AND "_n0" AS "_n0",
+          "_ok" AND "_n1" AS "_n1",
+          "_ok" AND "_n2" AS "_n2",
+          "_ok" AND "_n3" AS "_n3",
+          "_ok" AND "_a0" AS "_a0",
+          "_ok" AND "_a1" AS "_a1",
+          "_ok" AND "_a2" AS "_a2",
+          "_ok" AND "_a3" AS "_a3",
+          CASE
+            WHEN "_ok" AND "_e"
+            THEN NULLIF(
+              JSON_MERGE_PATCH("_line", JSON_OBJECT('oid', NULL, 'cid', NULL, 'amt', NULL, 'ots', NULL)),
+              '{}'
+            )
+          END AS "_undeclared"
+        FROM (
+          SELECT
+            "_source_file",
+            "_source_line",
+            "_line",
+            "_obj",
+            "_v",
+            "_e",
+            "_obj"
+            AND NOT CASE WHEN "_e" THEN LENGTH(LIST_DISTINCT("_k")) <> LENGTH("_k") ELSE FALSE END AS "_ok",
+            "_n0",
+            "_n1",
+            "_n2",
+            "_n3",
+            "_a0",
+            "_a1",
+            "_a2",
+            "_a3"
+          FROM (
+            SELECT
+              "_source_file",
+              "_source_line",
+              "_line",
+              "_obj",
+              "_v",
+              "_k",
+              COALESCE(
+                LENGTH("_k") <> (
+                  CAST(LIST_CONTAINS("_k", 'oid') AS INT) + CAST(LIST_CONTAINS("_k", 'cid') AS INT) + CAST(LIST_CONTAINS("_k", 'amt') AS INT) + CAST(LIST_CONTAINS("_k", 'ots') AS INT)
+                ),
+                FALSE
+              ) AS "_e",
+              CASE
+                WHEN STARTS_WITH("_v"[1], '{') OR STARTS_WITH("_v"[1], '[')
+                THEN JSON_TYPE("_line", '$."oid"') IN ('OBJECT', 'ARRAY')
+                ELSE FALSE
+              END AS "_n0",
+              CASE
+                WHEN STARTS_WITH("_v"[2], '{') OR STARTS_WITH("_v"[2], '[')
+                THEN JSON_TYPE("_line", '$."cid"') IN ('OBJECT', 'ARRAY')
+                ELSE FALSE
+              END AS "_n1",
+              CASE
+                WHEN STARTS_WITH("_v"[3], '{') OR STARTS_WITH("_v"[3], '[')
+                THEN JSON_TYPE("_line", '$."amt"') IN ('OBJECT', 'ARRAY')
+                ELSE FALSE
+              END AS "_n2",
+              CASE
+                WHEN STARTS_WITH("_v"[4], '{') OR STARTS_WITH("_v"[4], '[')
+                THEN JSON_TYPE("_line", '$."ots"') IN ('OBJECT', 'ARRAY')
+                ELSE FALSE
+              END AS "_n3",
+              NOT LIST_CONTAINS("_k", 'oid') AS "_a0",
+              NOT LIST_CONTAINS("_k", 'cid') AS "_a1",
+              NOT LIST_CONTAINS("_k", 'amt') AS "_a2",
+              NOT LIST_CONTAINS("_k", 'ots') AS "_a3"
+            FROM (
+              SELECT
+                "_source_file",
+                "_source_line",
+                "_line",
+                "_obj",
+                CASE
+                  WHEN "_obj"
+                  THEN JSON_EXTRACT_STRING("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
+                END AS "_v",
+                CASE WHEN "_obj" THEN JSON_KEYS("_line") END AS "_k"
+              FROM (
+                SELECT
+                  "_source_file",
+                  "_source_line",
+                  "_line",
+                  CASE
+                    WHEN CASE WHEN "_bad_utf8" THEN FALSE ELSE JSON_VALID("_line") END
+                    THEN REGEXP_MATCHES("_line", '^[ \t\r\n]*\{')
+                    ELSE FALSE
+                  END AS "_obj"
+                FROM "_sg_lines" AS "_lp"
+              ) AS "_j"
+            ) AS "_v"
+          ) AS "_k"
+        ) AS "_d"
+      ) AS "_t"
+    ) AS "_c"
+  ) AS "_x"
+) AS "_m";
 
 -- dedupe: rank by the total order
 CREATE TEMPORARY TABLE _sg_ranked AS
 SELECT
   *,
-  1 AS _rn,
-  CAST(NULL AS TEXT) AS _kept_source_file,
-  CAST(NULL AS BIGINT) AS _kept_source_line
+  1 AS "_rn",
+  CAST(NULL AS TEXT) AS "_kept_source_file",
+  CAST(NULL AS BIGINT) AS "_kept_source_line"
 FROM _sg_typed;
 
 -- dedupe: the kept rows

@@ -2,9 +2,9 @@
 CREATE TEMPORARY VIEW _sg_ranked AS
 SELECT
   *,
-  1 AS _rn,
-  CAST(NULL AS STRING) AS _kept_source_file,
-  CAST(NULL AS BIGINT) AS _kept_source_line
+  1 AS `_rn`,
+  CAST(NULL AS STRING) AS `_kept_source_file`,
+  CAST(NULL AS BIGINT) AS `_kept_source_line`
 FROM _sg_typed;
 
 -- dedupe: the kept rows
