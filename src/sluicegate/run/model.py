@@ -45,6 +45,7 @@ from ..compile.model.schema import (
     fact_columns,
     interval_type,
 )
+from ..contract.model_spec import Fact
 from ..errors import LedgerError, LedgerViolation, SluiceError
 from .gate import evaluate_gate
 
@@ -93,8 +94,7 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
         }
     ctx.counts["model"] = stats
     dims = {n: dim_temp_table(n) for n in m.dimensions}
-    reroute = asof.reroute_select(routed_table, ctx.contract, dims)
-    if reroute is None:
+    if not any(asof.quarantine_joins(f) for f in m.facts.values()):
         return
     before = routed_table + "_premodel"
     eng.create_table_as(
@@ -198,7 +198,7 @@ def _ensure_table(ctx: RunContext, name: str, select: exp.Select, columns: list[
         )
 
 
-def _stage_export(ctx: RunContext, name: str, fact, path: str) -> PendingExport:  # noqa: ANN001
+def _stage_export(ctx: RunContext, name: str, fact: Fact, path: str) -> PendingExport:
     day = ctx.loaded.logical_date
     final = Path(ctx.loaded.resolve_path(path))
     staging = staging_dir(final, day)
