@@ -7,7 +7,8 @@ duplicate). Corrupt records have no key and are never duplicates; nor are record
 key has a NULL part (missing or not castable): NULL is not equal to NULL.
 
 Only the rows of keys that occur more than once are ranked (about 1% of a typical feed):
-the rest pass through with ``_rn = 1``, so the window sorts a small relation.
+:func:`ranking_select` sorts that small relation, and :func:`ranked_select` joins its
+``_rn`` back on lineage; every other row passes through with ``_rn = 1``.
 """
 
 from __future__ import annotations
@@ -36,31 +37,18 @@ def order_terms(dedupe: Dedupe, table: str | None = None) -> list[exp.Ordered]:
     return terms
 
 
-def _null_lineage() -> list[exp.Expression]:
-    return [
-        exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident("_kept_source_file")),
-        exp.alias_(exp.cast(exp.null(), "BIGINT"), ident("_kept_source_line")),
-    ]
+def ranking_select(typed_table: str, dedupe: Dedupe) -> exp.Select:
+    """Lineage, ``_rn`` and the kept row's lineage of the rows whose key occurs more than once.
 
-
-def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select | exp.Union:
-    """Every typed row plus ``_rn`` (1 = kept) and the lineage of the kept row of its key.
-
-    ``_kept_source_*`` is NULL for rows whose key occurs once (or that have no key).
+    Corrupt rows and keys with a NULL part are left out (never duplicates).
     """
-    one = exp.alias_(exp.Literal.number(NOT_RANKED), ident("_rn"))
-    if dedupe is None:
-        return exp.select(exp.Star(), one, *_null_lineage()).from_(exp.to_table(typed_table))
     keys = list(dedupe.key)
     keyed = exp.and_(
         exp.Not(this=col("_corrupt")),
         *[exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys],
     )
     repeated = (
-        exp.select(
-            *[exp.alias_(col(k), ident(f"_dk{i}")) for i, k in enumerate(keys)],
-            exp.alias_(exp.true(), ident("_dup")),
-        )
+        exp.select(*[exp.alias_(col(k), ident(f"_dk{i}")) for i, k in enumerate(keys)])
         .from_(exp.to_table(typed_table))
         .where(keyed)
         .group_by(*[col(k) for k in keys])
@@ -69,16 +57,6 @@ def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select | exp.U
     on = exp.and_(
         exp.Not(this=col("_corrupt", "_t")),
         *[exp.EQ(this=col(k, "_t"), expression=col(f"_dk{i}", "_d")) for i, k in enumerate(keys)],
-    )
-    t = exp.Table(this=ident(typed_table), alias=exp.TableAlias(this=ident("_t")))
-    d = exp.Subquery(this=repeated, alias=exp.TableAlias(this=ident("_d")))
-    t_star = exp.Column(this=exp.Star(), table=ident("_t"))
-
-    singles = (
-        exp.select(t_star, one.copy(), *_null_lineage())
-        .from_(t)
-        .join(d, on=on, join_type="LEFT")
-        .where(exp.Is(this=col("_dup", "_d"), expression=exp.null()))
     )
     window = exp.Window(
         partition_by=[col(k, "_t") for k in keys],
@@ -90,9 +68,10 @@ def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select | exp.U
         w.set("this", fn)
         return w
 
-    ranked = (
+    return (
         exp.select(
-            t_star.copy(),
+            col("_source_file", "_t"),
+            col("_source_line", "_t"),
             exp.alias_(over(exp.RowNumber()), ident("_rn")),
             exp.alias_(
                 over(exp.FirstValue(this=col("_source_file", "_t"))), ident("_kept_source_file")
@@ -101,7 +80,57 @@ def ranked_select(typed_table: str, dedupe: Dedupe | None) -> exp.Select | exp.U
                 over(exp.FirstValue(this=col("_source_line", "_t"))), ident("_kept_source_line")
             ),
         )
-        .from_(t.copy())
-        .join(d.copy(), on=on.copy(), join_type="INNER")
+        .from_(exp.Table(this=ident(typed_table), alias=exp.TableAlias(this=ident("_t"))))
+        .join(
+            exp.Subquery(this=repeated, alias=exp.TableAlias(this=ident("_d"))),
+            on=on,
+            join_type="INNER",
+        )
     )
-    return exp.union(singles, ranked, distinct=False)
+
+
+def ranked_select(
+    typed_table: str, dedupe: Dedupe | None, ranking_table: str | None = None
+) -> exp.Select:
+    """Every typed row plus ``_rn`` (1 = kept) and the lineage of the kept row of its key.
+
+    Rows of keys that occur once (or that have no key) get ``_rn = 1`` and NULL kept
+    lineage. ``ranking_table`` is a materialized :func:`ranking_select` (the run keeps it
+    as a small table and this relation as a view); without it the ranking is inline.
+    """
+    t = exp.Table(this=ident(typed_table), alias=exp.TableAlias(this=ident("_t")))
+    t_star = exp.Column(this=exp.Star(), table=ident("_t"))
+    if dedupe is None:
+        return exp.select(
+            t_star,
+            exp.alias_(exp.Literal.number(NOT_RANKED), ident("_rn")),
+            exp.alias_(exp.cast(exp.null(), "VARCHAR"), ident("_kept_source_file")),
+            exp.alias_(exp.cast(exp.null(), "BIGINT"), ident("_kept_source_line")),
+        ).from_(t)
+    ranking: exp.Expression = (
+        exp.Table(this=ident(ranking_table), alias=exp.TableAlias(this=ident("_r")))
+        if ranking_table
+        else exp.Subquery(
+            this=ranking_select(typed_table, dedupe), alias=exp.TableAlias(this=ident("_r"))
+        )
+    )
+    return (
+        exp.select(
+            t_star,
+            exp.alias_(
+                exp.func("COALESCE", col("_rn", "_r"), exp.Literal.number(NOT_RANKED)),
+                ident("_rn"),
+            ),
+            exp.alias_(col("_kept_source_file", "_r"), ident("_kept_source_file")),
+            exp.alias_(col("_kept_source_line", "_r"), ident("_kept_source_line")),
+        )
+        .from_(t)
+        .join(
+            ranking,
+            on=exp.and_(
+                exp.EQ(this=col("_source_file", "_t"), expression=col("_source_file", "_r")),
+                exp.EQ(this=col("_source_line", "_t"), expression=col("_source_line", "_r")),
+            ),
+            join_type="LEFT",
+        )
+    )

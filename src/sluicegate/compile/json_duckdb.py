@@ -74,7 +74,12 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
             exp.If(
                 this=valid,
                 true=exp.and_(
-                    exp.RegexpLike(this=line.copy(), expression=lit(OBJECT_START)),
+                    exp.paren(
+                        exp.or_(
+                            _fn("starts_with", line.copy(), lit("{")),
+                            exp.RegexpLike(this=line.copy(), expression=lit(OBJECT_START)),
+                        )
+                    ),
                     exp.Not(this=lenient_only(line)),
                 ),
             )

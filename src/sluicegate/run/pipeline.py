@@ -215,10 +215,16 @@ def stage_read(ctx: RunContext) -> None:
 
 
 def stage_dedupe(ctx: RunContext) -> None:
+    """Rank the rows of repeated keys into a small table; the ranked and kept relations are
+    views over the typed table, so a million-row relation is never copied twice."""
     eng = ctx.engine
-    eng.create_table_as(
-        T_RANKED, dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe), temporary=True
-    )
+    ranking = None
+    if ctx.contract.dedupe is not None:
+        ranking = T_RANKING
+        eng.create_table_as(
+            T_RANKING, dedupe_c.ranking_select(T_TYPED, ctx.contract.dedupe), temporary=True
+        )
+    _temp_view(eng, T_RANKED, dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe, ranking))
     names = list(ctx.contract.source.columns)
     q, labels = metrics_c.ranked_counts(T_RANKED, names)
     row = eng.fetch(q)[0]
@@ -232,7 +238,23 @@ def stage_dedupe(ctx: RunContext) -> None:
         .from_(exp.to_table(T_RANKED))
         .where(exp.EQ(this=col("_rn"), expression=exp.Literal.number(1)))
     )
-    eng.create_table_as(T_KEPT, kept, temporary=True)
+    _temp_view(eng, T_KEPT, kept)
+
+
+T_RANKING = "_sg_ranking"
+
+
+def _temp_view(eng: Engine, name: str, query: exp.Expression) -> None:
+    """CREATE OR REPLACE TEMPORARY VIEW (DuckDB and Spark SQL alike)."""
+    eng.execute(
+        exp.Create(
+            this=exp.Table(this=exp.to_identifier(name, quoted=True)),
+            kind="VIEW",
+            replace=True,
+            expression=query,
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+        )
+    )
 
 
 def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:

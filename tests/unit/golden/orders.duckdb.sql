@@ -230,7 +230,19 @@ FROM (
                   "_line",
                   CASE
                     WHEN CASE WHEN "_bad_utf8" THEN FALSE ELSE JSON_VALID("_line") END
-                    THEN REGEXP_MATCHES("_line", '^[ \t\r\n]*\{')
+                    THEN (
+                      STARTS_WITH("_line", '{') OR REGEXP_MATCHES("_line", '^[ \t\r\n]*\{')
+                    )
+                    AND NOT CASE
+                      WHEN REGEXP_MATCHES("_line", ',[ \t\r\n]*[\]}]')
+                      OR CONTAINS(LOWER("_line"), 'nan')
+                      OR CONTAINS(LOWER("_line"), 'inf')
+                      THEN REGEXP_MATCHES(
+                        REGEXP_REPLACE("_line", '"(?:[^"\\]|\\.)*"|([:,\[][ \t\r\n]*)(?:NaN|-?Infinity)', '\1', 'g'),
+                        ',[ \t\r\n]*[\]}]|(?i:nan|inf)'
+                      )
+                      ELSE FALSE
+                    END
                     ELSE FALSE
                   END AS "_obj"
                 FROM "_sg_lines" AS "_lp"
@@ -246,11 +258,11 @@ FROM (
 -- dedupe: rank by the total order
 CREATE TEMPORARY TABLE _sg_ranked AS
 SELECT
-  *,
+  "_t".*,
   1 AS "_rn",
   CAST(NULL AS TEXT) AS "_kept_source_file",
   CAST(NULL AS BIGINT) AS "_kept_source_line"
-FROM _sg_typed;
+FROM "_sg_typed" AS "_t";
 
 -- dedupe: the kept rows
 CREATE TEMPORARY TABLE _sg_kept AS

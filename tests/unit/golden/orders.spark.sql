@@ -1,11 +1,11 @@
 -- dedupe: rank by the total order
 CREATE TEMPORARY VIEW _sg_ranked AS
 SELECT
-  *,
+  `_t`.*,
   1 AS `_rn`,
   CAST(NULL AS STRING) AS `_kept_source_file`,
   CAST(NULL AS BIGINT) AS `_kept_source_line`
-FROM _sg_typed;
+FROM `_sg_typed` AS `_t`;
 
 -- dedupe: the kept rows
 CREATE TEMPORARY VIEW _sg_kept AS
