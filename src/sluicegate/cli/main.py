@@ -19,6 +19,7 @@ from ..contract.tokens import redact_secrets
 from ..errors import SluiceError
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
+from .facts_cmd import facts
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -190,6 +191,8 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     if status == "warn":
         reasons = "; ".join(
             f"{lv['check']} {lv['metric']} > {lv['threshold_warn']}"
+            if lv["threshold_warn"] is not None
+            else f"{lv['check']}: {lv['detail']}"
             for lv in m["gate"]["levels"]
             if lv["status"] == "warn"
         )
@@ -242,6 +245,7 @@ def demo(directory: str | None, lines: int, as_json: bool, quiet: bool) -> None:
 
 
 cli.add_command(dlq)
+cli.add_command(facts)
 
 
 def main() -> None:

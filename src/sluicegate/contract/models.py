@@ -77,6 +77,7 @@ class Freshness(Strict):
 
     column: str
     max_age: str
+    on_stale: Literal["warn", "fail"] = "warn"  # the freshness fact's status when stale
 
     @field_validator("max_age")
     @classmethod
@@ -143,7 +144,10 @@ class Source(TableSource):
 
     name: str | None = None
     freshness: Freshness | None = None
+    # a marker (e.g. _SUCCESS) relative to the source folder; absent -> exit 4, nothing published
     ready_when: str | None = None
+    # the frozen schema fingerprint governance expects; a different contract schema fails
+    expected_fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     # Hive folders (month=2024-01) that become VARCHAR columns; see contract-reference.md
     partitions: list[str] = Field(default_factory=list)
 

@@ -94,6 +94,29 @@ class Engine(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    # -- short write windows (DuckDB staging mode; a no-op where the engine holds nothing) --
+    def attach_warehouse(self) -> None:
+        """Make the warehouse's durable tables visible and writable (see ``attached``)."""
+        return None
+
+    def detach_warehouse(self) -> None:
+        """Release the warehouse again so other processes can open it."""
+        return None
+
+    @contextmanager
+    def attached(self) -> Iterator[None]:
+        """Hold the warehouse only for the block: publish opens it, readers keep working.
+
+        Engines that work directly on the warehouse (the default) make this a no-op; the
+        DuckDB engine in staging mode attaches the file here and detaches it afterwards, so
+        the per-process file lock is held for the publish transaction only.
+        """
+        self.attach_warehouse()
+        try:
+            yield
+        finally:
+            self.detach_warehouse()
+
     # -- model export (run/model.py) ----------------------------------------------------
     def write_parquet_partitioned(
         self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str

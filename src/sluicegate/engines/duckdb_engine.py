@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from sqlglot import exp
 
 from ..errors import LockedError, SluiceError
 from .base import Engine, EngineCapabilities
+
 
 def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create:
     props = exp.Properties(expressions=[exp.TemporaryProperty()]) if temporary else None
@@ -41,8 +43,20 @@ class DuckDBEngine(Engine):
         memory_limit: str | None = None,
         threads: int | None = None,
         temp_directory: str | None = None,
+        staging: bool = False,
+        wait_seconds: float = 0.0,
     ) -> None:
+        """Open ``warehouse``.
+
+        ``staging=True`` (what a run uses) works in an in-memory database and attaches the
+        warehouse file only inside :meth:`attached` — DuckDB locks a file per process, so
+        holding it for the whole run would lock every reader out. ``wait_seconds`` retries
+        a lock conflict (another process holds the file) with backoff before giving up.
+        """
         self.warehouse = warehouse
+        self.staging = staging and warehouse != ":memory:"
+        self.wait_seconds = wait_seconds
+        self._attached = False
         if warehouse != ":memory:":
             Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
         config: dict[str, Any] = {}
@@ -50,17 +64,17 @@ class DuckDBEngine(Engine):
             config["memory_limit"] = memory_limit
         if threads:
             config["threads"] = threads
+        if self.staging:
+            # an in-memory database spills to ./.tmp by default: keep spills by the warehouse
+            temp_directory = temp_directory or warehouse + ".tmp"
         if temp_directory:
             config["temp_directory"] = temp_directory
-        try:
-            self.con = duckdb.connect(warehouse, read_only=read_only, config=config)
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
-                raise LockedError(
-                    f"the warehouse {warehouse} is in use by another process",
-                    hint="wait for the running job to finish (DuckDB allows one writer process)",
-                ) from None
-            raise SluiceError(f"cannot open warehouse {warehouse}: {exc}") from None
+        target = ":memory:" if self.staging else warehouse
+        self.con = _retry_locked(
+            lambda: duckdb.connect(target, read_only=read_only, config=config),
+            warehouse,
+            wait_seconds,
+        )
         register_xxhash64(self.con)
 
     # -- execution -------------------------------------------------------------
@@ -133,6 +147,30 @@ class DuckDBEngine(Engine):
         except duckdb.Error:
             pass
 
+    # -- staging mode: hold the warehouse file only while publishing -----------------------
+    def attach_warehouse(self) -> None:
+        """ATTACH the warehouse read-write and make it the default catalog.
+
+        Unqualified names then create and find durable tables in the warehouse, while the
+        run's TEMP tables stay visible. Retries while another process holds the file.
+        """
+        if not self.staging or self._attached:
+            return
+        attach = exp.Attach(this=exp.alias_(exp.Literal.string(self.warehouse), _WH))
+        _retry_locked(
+            lambda: self.con.execute(self.render(attach)), self.warehouse, self.wait_seconds
+        )
+        self.con.execute(self.render(exp.Use(this=exp.to_identifier(_WH))))
+        self._attached = True
+
+    def detach_warehouse(self) -> None:
+        """Switch back to the in-memory catalog and DETACH (checkpoints and frees the lock)."""
+        if not self._attached:
+            return
+        self._attached = False
+        self.con.execute(self.render(exp.Use(this=exp.to_identifier("memory"))))
+        self.con.execute(self.render(exp.Detach(this=exp.to_identifier(_WH))))
+
     # -- model export ----------------------------------------------------------------------
     def write_parquet_partitioned(
         self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str
@@ -175,6 +213,33 @@ class DuckDBEngine(Engine):
             )
         except duckdb.Error:
             return None
+
+
+_WH = "_sg_warehouse"
+
+
+def _retry_locked(action: Any, warehouse: str, wait_seconds: float) -> Any:
+    """Run ``action``; on DuckDB's file-lock conflict retry with backoff up to ``wait_seconds``.
+
+    Raises :class:`LockedError` (exit 5) when the wait runs out: naming the file, not a
+    traceback, because an operator can act on it (a long-lived reader, a stuck job).
+    """
+    deadline = time.monotonic() + max(wait_seconds, 0.0)
+    delay = 0.02
+    while True:
+        try:
+            return action()
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise SluiceError(f"cannot open warehouse {warehouse}: {exc}") from None
+            if time.monotonic() + delay > deadline:
+                raise LockedError(
+                    f"the warehouse {warehouse} is in use by another process",
+                    hint="DuckDB lets one process at a time open a file for writing; wait for "
+                    "the other process (a publish, or a long-lived reader) and retry",
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 #: The DLQ key hash (``dlq/keys.py``): Spark's ``xxhash64(string)``, which DuckDB lacks.

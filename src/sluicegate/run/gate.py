@@ -108,3 +108,15 @@ def evaluate_gate(
             )
     worst = max((lv.status for lv in levels), key=STATUS_ORDER.__getitem__)
     return GateResult(worst, levels)
+
+
+def escalate(gate: GateResult, levels: list[GateLevel]) -> GateResult:
+    """The gate plus governed checks that decide the run (``error``-severity facts).
+
+    Levels for the same check are replaced, so escalating twice (before publishing and
+    again with the read-back facts) never lists a check twice.
+    """
+    names = {lv.check for lv in levels}
+    kept = [lv for lv in gate.levels if lv.check not in names] + list(levels)
+    worst = max((lv.status for lv in kept), key=STATUS_ORDER.__getitem__, default="pass")
+    return GateResult(worst, kept)

@@ -12,6 +12,7 @@ from ..errors import LedgerError
 from .bind import schema_fingerprint
 
 if TYPE_CHECKING:
+    from ..contract.loader import LoadedContract
     from .pipeline import RunContext
 
 
@@ -80,6 +81,7 @@ def build_metrics(
         },
         "clean_published": counts.get("clean_published", 0),
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
+        "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
         "peak_rss_bytes": peak_rss_bytes(),
@@ -94,11 +96,21 @@ def build_metrics(
     }
 
 
-def metrics_dir(ctx: RunContext) -> Path:
+def runs_dir(loaded: LoadedContract) -> Path:
+    """``<warehouse stem>.runs`` next to a warehouse file (``_runs`` inside a folder)."""
     from .pipeline import warehouse_path
 
-    w = Path(warehouse_path(ctx.loaded))
+    w = Path(warehouse_path(loaded))
     return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
+
+
+def metrics_dir(ctx: RunContext) -> Path:
+    return runs_dir(ctx.loaded)
+
+
+def lock_path(loaded: LoadedContract) -> Path:
+    """The writer lock of a contract, beside its run metrics."""
+    return runs_dir(loaded) / loaded.contract.name / "writer.lock"
 
 
 def write_metrics(ctx: RunContext, metrics: dict[str, Any]) -> Path:

@@ -28,7 +28,8 @@ from ..engines import Engine, open_engine
 from ..errors import LedgerError
 from ..report.events import Listener, Silent
 from . import bind as bind_s
-from .gate import GateResult, evaluate_gate
+from .faults import checkpoint
+from .gate import GateResult, escalate, evaluate_gate
 from .model import prepare_model
 from .publish import publish
 
@@ -59,6 +60,8 @@ class RunContext:
     counts: dict[str, Any] = field(default_factory=dict)
     drift: list[dict[str, Any]] = field(default_factory=list)
     gate: GateResult | None = None
+    facts: list[Any] = field(default_factory=list)  # run/facts.py Fact objects
+    started_at: dt.datetime | None = None
 
     @property
     def contract(self):  # noqa: ANN201 - the Contract model
@@ -75,6 +78,10 @@ class RunResult:
     metrics_path: Path | None = None
 
 
+#: How long a publish waits for readers to release the warehouse file (DuckDB staging mode).
+PUBLISH_WAIT_SECONDS = 60.0
+
+
 def warehouse_path(loaded: LoadedContract) -> str:
     return str(loaded.resolve_path(loaded.contract.outputs.warehouse))
 
@@ -86,7 +93,31 @@ def run_contract(
     listener: Listener | None = None,
     engine_options: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Run the contract once for ``loaded.logical_date``. Never raises for bad data."""
+    """Run the contract once for ``loaded.logical_date``. Never raises for bad data.
+
+    Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
+    missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
+    """
+    from .lock import WriterLock
+    from .metrics import lock_path
+    from .ready import check_ready
+
+    check_ready(loaded)
+    lock = WriterLock(lock_path(loaded), loaded.contract.name)
+    with lock.hold():
+        if lock.took_over is not None and listener is not None:
+            listener.notice(f"took over a stale writer lock from {lock.took_over.describe()}")
+        checkpoint("locked")
+        return _run_locked(loaded, lock, engine_name, listener, engine_options)
+
+
+def _run_locked(
+    loaded: LoadedContract,
+    lock: Any,
+    engine_name: str | None,
+    listener: Listener | None,
+    engine_options: dict[str, Any] | None,
+) -> RunResult:
     from .metrics import build_metrics, write_metrics
 
     listener = listener or Silent()
@@ -98,20 +129,24 @@ def run_contract(
         eng_cfg = loaded.contract.engine
         options.setdefault("memory_limit", eng_cfg.memory_limit)
         options.setdefault("threads", eng_cfg.threads)
+        # heavy work in memory; the warehouse file is held only while publishing
+        options.setdefault("staging", True)
+        options.setdefault("wait_seconds", PUBLISH_WAIT_SECONDS)
     engine = open_engine(
         name, warehouse_path(loaded), **{k: v for k, v in options.items() if v is not None}
     )
-    ctx = RunContext(loaded=loaded, engine=engine, listener=listener)
+    ctx = RunContext(loaded=loaded, engine=engine, listener=listener, started_at=started)
     ledger_error: LedgerError | None = None
     try:
+        _timed(ctx, stage_bind, then=lambda: lock.update(run_id=ctx.run_id))
         for stage in (
-            stage_bind,
             stage_compile,
             stage_references,
             stage_read,
             stage_dedupe,
             stage_route,
             stage_model,
+            stage_check,
         ):
             _timed(ctx, stage)
         try:
@@ -125,19 +160,24 @@ def run_contract(
         ctx, started=started, elapsed=elapsed, engine=name, ledger_error=ledger_error
     )
     path = write_metrics(ctx, metrics)
+    checkpoint("metrics_written")
     if ledger_error is not None:
         return RunResult(metrics, "ledger_violation", ledger_error.exit_code, path)
     status = ctx.gate.status if ctx.gate else "fail"
     return RunResult(metrics, status, 1 if status == "fail" else 0, path)
 
 
-def _timed(ctx: RunContext, stage) -> None:  # noqa: ANN001
+def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
+    """Run one stage, time it, then ``then()`` (if any) and the stage's fault checkpoint."""
     name = stage.__name__.removeprefix("stage_")
     ctx.listener.stage(name)
     t = time.perf_counter()
     stage(ctx)
     ctx.timings[name] = round(time.perf_counter() - t, 4)
     ctx.listener.finished(name, ctx.timings[name])
+    if then is not None:
+        then()
+    checkpoint(f"after_{name}")
 
 
 # -- stages ------------------------------------------------------------------------
@@ -324,6 +364,29 @@ def stage_route(ctx: RunContext) -> None:
         rules=ctx.rules,
         rule_failures=ctx.counts["failed"],
     )
+
+
+def stage_check(ctx: RunContext) -> None:
+    """Governed checks from the run's own counts (facts); error-severity ones join the gate."""
+    from ..compile.facts import newest_value
+    from .bind import schema_fingerprint
+    from .facts import gate_levels, pre_publish_facts
+
+    fresh = ctx.contract.source.freshness
+    newest = None
+    if fresh is not None and fresh.column in ctx.contract.source.columns:
+        newest = ctx.engine.fetch(newest_value(T_ROUTED, fresh.column))[0][0]
+    ctx.facts = pre_publish_facts(
+        ctx,
+        newest=newest,
+        now=dt.datetime.now(dt.UTC),
+        fingerprint=schema_fingerprint(ctx.contract.source),
+    )
+    if ctx.gate is not None:
+        ctx.gate = escalate(ctx.gate, gate_levels(ctx.facts))
+    for f in ctx.facts:
+        if f.status != "pass" and f.kind == "check":
+            ctx.listener.notice(f"check {f.check_id} {f.status.upper()}: {f.detail}")
 
 
 def stage_model(ctx: RunContext) -> None:

@@ -1,23 +1,58 @@
-"""Stage 5: write, audit, publish — in one transaction on the embedded engine.
+"""Stage 5: write, audit, publish — one transaction on the embedded engine.
 
-Inside one transaction: replace this logical date's rows in every output, insert the
-run's rows, read the counts back and prove the ledger; a ledger violation rolls
-everything back (nothing published, exit 3). A failed gate publishes quarantine and
-duplicates (so operators see why) but withholds the clean rows.
+The warehouse is attached (DuckDB staging mode: the only time a run holds the file) and
+one transaction then
+
+1. replaces this logical date's rows of clean, quarantine and duplicates;
+2. reads the counts back and proves the ledger — a violation rolls everything back
+   (nothing published, exit 3);
+3. finishes the facts (ledger, read-back, schema vs the previous run) and the verdict;
+   a failed run deletes its clean rows again, so quarantine, duplicates, facts and the
+   run record are published and the clean rows are not;
+4. MERGEs the facts on ``(run_id, check_id)`` and the run record on ``run_id``;
+5. commits.
+
+A crash anywhere before the COMMIT leaves the warehouse as it was (DuckDB writes the
+transaction to its WAL at COMMIT); a crash after it leaves the whole run published.
+``faults.checkpoint`` marks each boundary for the crash tests.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
+from ..compile import facts as facts_c
 from ..compile import ledger as ledger_c
 from ..compile import outputs as out_c
 from ..dlq.inbox import merge_inbox
 from ..errors import LedgerError, LedgerViolation
+from .bind import schema_fingerprint
+from .facts import fact_rows, finish_facts, gate_levels
+from .faults import checkpoint
+from .gate import escalate
 from .model import finish_model, publish_model
 
 if TYPE_CHECKING:
+    from ..engines import Engine
     from .pipeline import RunContext
+
+
+def write_output(
+    eng: Engine, table: str, select: exp.Select, logical_date: str, *, keep_recycled: bool = False
+) -> None:
+    """Replace ``logical_date``'s rows of ``table`` with ``select`` (idempotent reruns)."""
+    if not eng.table_exists(table):
+        eng.create_table_as(table, out_c.empty_like(select))
+    eng.execute(out_c.delete_run(table, logical_date, keep_recycled=keep_recycled))
+    eng.execute(out_c.insert_into(table, select))
+
+
+def _count(eng: Engine, query: exp.Expression) -> int:
+    return int(eng.fetch(query)[0][0])
 
 
 def publish(ctx: RunContext, routed: str, ranked: str) -> None:
@@ -30,42 +65,138 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
         o.quarantine: out_c.quarantine_select(routed, c, ctx.partitions, rid, day),
         o.duplicates: out_c.duplicates_select(ranked, c, ctx.partitions, rid, day),
     }
-    eng.begin()
-    try:
-        for table, select in selects.items():
-            if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
-                merge_inbox(ctx, select)
-                continue
-            if not eng.table_exists(table):
-                eng.create_table_as(table, out_c.empty_like(select))
-            eng.execute(out_c.delete_run(table, day, keep_recycled=table == o.clean))
-            eng.execute(out_c.insert_into(table, select))
-        written = {t: int(eng.fetch(ledger_c.count_run(t, rid))[0][0]) for t in selects}
-        overlaps = int(eng.fetch(ledger_c.lineage_overlaps(list(selects), rid))[0][0])
-        ledger = prove_ledger(
-            raw=ctx.binding.raw_records,
-            clean=written[o.clean],
-            quarantined=written[o.quarantine],
-            duplicates=written[o.duplicates],
-            overlaps=overlaps,
-            computed=ctx.counts,
-        )
-        ctx.counts["ledger"] = ledger
-        if ledger["violations"]:
-            raise LedgerError(
-                [LedgerViolation(v["check"], v["detail"]) for v in ledger["violations"]]
-            )
-        if ctx.gate is not None and ctx.gate.status == "fail":
-            eng.execute(out_c.delete_run_id(o.clean, rid))
-            ctx.counts["clean_published"] = 0
-        else:
-            ctx.counts["clean_published"] = written[o.clean]
-        pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
-    except BaseException:
-        eng.rollback()
-        raise
-    eng.commit()
+    fingerprint = schema_fingerprint(c.source)
+    with eng.attached():
+        checkpoint("publish:attached")
+        eng.begin()
+        try:
+            checkpoint("publish:begun")
+            for table, select in selects.items():
+                if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
+                    merge_inbox(ctx, select)
+                else:
+                    write_output(eng, table, select, day, keep_recycled=table == o.clean)
+            checkpoint("publish:written")
+            _audit(ctx, list(selects), fingerprint)
+            checkpoint("publish:audited")
+            _withhold_clean_on_fail(ctx)
+            pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
+            _write_facts_and_run(ctx, fingerprint)
+            checkpoint("publish:before_commit")
+        except BaseException:
+            eng.rollback()
+            raise
+        eng.commit()
+        checkpoint("publish:committed")
     finish_model(ctx, pending)  # model: swap the staged fact exports in (run/model.py)
+
+
+def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
+    """Read back, prove the ledger, finish the facts and the verdict; raise on a violation."""
+    eng = ctx.engine
+    o = ctx.contract.outputs
+    written = {t: _count(eng, ledger_c.count_run(t, ctx.run_id)) for t in tables}
+    overlaps = _count(eng, ledger_c.lineage_overlaps(tables, ctx.run_id))
+    ledger = prove_ledger(
+        raw=ctx.binding.raw_records,
+        clean=written[o.clean],
+        quarantined=written[o.quarantine],
+        duplicates=written[o.duplicates],
+        overlaps=overlaps,
+        computed=ctx.counts,
+    )
+    ctx.counts["ledger"] = ledger
+    previous = None
+    if eng.table_exists(facts_c.RUNS_TABLE):
+        rows = eng.fetch(facts_c.previous_fingerprint(ctx.contract.name, ctx.run_id))
+        previous = rows[0][0] if rows else None
+    ctx.facts = finish_facts(
+        ctx, ctx.facts, ledger=ledger, fingerprint=fingerprint, previous_fingerprint=previous
+    )
+    if ctx.gate is not None:
+        ctx.gate = escalate(ctx.gate, gate_levels(ctx.facts))
+    if ledger["violations"]:
+        raise LedgerError([LedgerViolation(v["check"], v["detail"]) for v in ledger["violations"]])
+
+
+def _withhold_clean_on_fail(ctx: RunContext) -> None:
+    """A failed run publishes everything but its clean rows; re-read what stays visible."""
+    eng = ctx.engine
+    o = ctx.contract.outputs
+    failed = ctx.gate is None or ctx.gate.status == "fail"
+    if failed:
+        eng.execute(out_c.delete_run_id(o.clean, ctx.run_id))
+    published = _count(eng, ledger_c.count_run(o.clean, ctx.run_id))
+    expected = 0 if failed else ctx.counts["ledger"]["clean"]
+    if published != expected:
+        raise LedgerError(
+            [LedgerViolation("readback", f"clean published {published}, expected {expected}")]
+        )
+    ctx.counts["clean_published"] = published
+
+
+def _write_facts_and_run(ctx: RunContext, fingerprint: str) -> None:
+    """MERGE the facts and the run record; read the facts back (a rerun must not add any)."""
+    from .metrics import build_metrics
+
+    eng = ctx.engine
+    o = ctx.contract.outputs
+    now = dt.datetime.now(dt.UTC)
+    started = ctx.started_at or now
+    rows = fact_rows(ctx, ctx.facts, started_at=started, evaluated_at=now)
+    if not eng.table_exists(o.facts):
+        eng.create_table_as(o.facts, facts_c.empty_select(facts_c.FACT_COLUMNS))
+    eng.execute(facts_c.merge_facts(o.facts, ctx.run_id, rows))
+    n = _count(eng, facts_c.count_facts(o.facts, ctx.run_id))
+    if n != len(rows):
+        raise LedgerError(
+            [LedgerViolation("readback", f"facts of run {ctx.run_id}: {n}, expected {len(rows)}")]
+        )
+    checkpoint("publish:facts")
+    metrics = build_metrics(
+        ctx,
+        started=started,
+        elapsed=(now - started).total_seconds(),
+        engine=eng.name,
+        ledger_error=None,
+    )
+    if not eng.table_exists(facts_c.RUNS_TABLE):
+        eng.create_table_as(facts_c.RUNS_TABLE, facts_c.empty_select(facts_c.RUN_COLUMNS))
+    eng.execute(facts_c.merge_run(run_record(ctx, metrics, fingerprint, started, now)))
+
+
+def run_record(
+    ctx: RunContext,
+    metrics: dict[str, Any],
+    fingerprint: str,
+    started: dt.datetime,
+    published: dt.datetime,
+) -> dict[str, Any]:
+    """The ``_sluicegate_runs`` row: who ran what, with which outcome, and the metrics."""
+    led = ctx.counts.get("ledger", {})
+    text = ctx.loaded.redactor(json.dumps(metrics, default=str, sort_keys=True))
+    return {
+        "run_id": ctx.run_id,
+        "contract": ctx.contract.name,
+        "logical_date": ctx.loaded.logical_date,
+        "status": ctx.gate.status if ctx.gate else "fail",
+        "engine": ctx.engine.name,
+        "contract_digest": ctx.loaded.digest,
+        "binding_digest": ctx.binding.digest if ctx.binding else None,
+        "schema_fingerprint": fingerprint,
+        "raw_records": led.get("raw"),
+        "clean": led.get("clean"),
+        "quarantined": led.get("quarantined"),
+        "duplicates": led.get("duplicates"),
+        "clean_published": ctx.counts.get("clean_published", 0),
+        "started_at": _naive(started),
+        "published_at": _naive(published),
+        "metrics": text,
+    }
+
+
+def _naive(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
 def prove_ledger(

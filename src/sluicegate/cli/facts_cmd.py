@@ -1,0 +1,268 @@
+"""``sluicegate facts latest|trend|attention CONTRACT`` — the dashboard queries, from a terminal.
+
+The queries are the objects in ``compile/dashboard.py``: this command runs the DuckDB
+rendering on the contract's warehouse (read-only, waiting briefly while a run publishes),
+or prints the SQL for another dialect (``--sql --dialect trino``) so a team can put the
+same query on its own dashboard.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from ..errors import SluiceError, UsageError
+from .console import CliConsole
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+#: How long a reader waits for a run's publish transaction to release the warehouse.
+READ_WAIT_SECONDS = 30.0
+#: compile/dashboard.py's QUERIES and TREND_RUNS, repeated so that loading the CLI does not
+#: import sqlglot (a test pins them equal).
+QUERIES = ("latest", "trend", "attention")
+TREND_RUNS = 90
+
+
+def _handled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Library errors → one message and the documented exit code (no tracebacks)."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SluiceError as exc:
+            CliConsole().error(exc.render())
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+def _vars(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise UsageError(f"--var '{v}' is not KEY=VALUE")
+        k, val = v.split("=", 1)
+        out[k.strip()] = val
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, dt.datetime | dt.date | dt.time):
+        return v.isoformat()
+    return str(v)
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ", timespec="seconds")
+    return str(v)
+
+
+@click.command("facts", context_settings=CONTEXT)
+@click.argument("query", type=click.Choice(QUERIES))
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--check",
+    "check_id",
+    metavar="CHECK_ID",
+    help="trend: only this check (quarantine_share, rule:NAME, builtin:corrupt_record, …).",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 10_000),
+    default=TREND_RUNS,
+    show_default=True,
+    help="trend: the last N runs of each check.",
+)
+@click.option(
+    "--limit", type=click.IntRange(1, 100_000), help="At most N rows (each query is bounded)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.option("--sql", "as_sql", is_flag=True, help="Print the query text instead of running it.")
+@click.option(
+    "-d",
+    "--dialect",
+    default="duckdb",
+    show_default=True,
+    help="Dialect of --sql: duckdb, spark, trino, or any sqlglot dialect.",
+)
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=float,
+    default=READ_WAIT_SECONDS,
+    show_default=True,
+    help="Seconds to wait while a run holds the warehouse to publish.",
+)
+@click.option(
+    "--var", "variables", multiple=True, metavar="KEY=VALUE", help="Set a contract variable."
+)
+@click.option("--logical-date", metavar="YYYY-MM-DD", help="Value of ${logical_date}.")
+@_handled
+def facts(
+    query: str,
+    contract: str,
+    check_id: str | None,
+    runs: int,
+    limit: int | None,
+    as_json: bool,
+    as_sql: bool,
+    dialect: str,
+    wait_seconds: float,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+) -> None:
+    """Quality facts of CONTRACT: QUERY is latest, trend or attention.
+
+    \b
+      latest     the newest fact of every check, worst first
+      trend      the last 90 runs of every check (--check one, --runs N)
+      attention  warn/fail facts with owner, thresholds and metric, and DLQ rows
+                 waiting per reason (status quarantined or fixed)
+
+    \b
+    --sql prints the SELECT (bounded by LIMIT) for --dialect trino|spark|duckdb|…;
+    otherwise it runs on the contract's warehouse, read-only: it works while a run is
+    going and waits up to --wait seconds during the run's short publish transaction.
+    """
+    from sqlglot.dialects import Dialect
+    from sqlglot.errors import UnsupportedError
+
+    from ..compile import dashboard
+    from ..compile.render import render
+    from ..contract.loader import load_contract
+
+    loaded = load_contract(contract, variables=_vars(variables), logical_date=logical_date)
+    c = loaded.contract
+    if as_sql:
+        try:
+            Dialect.get_or_raise(dialect)
+        except ValueError as exc:
+            raise UsageError(f"unknown dialect '{dialect}': {exc}") from None
+        q = dashboard.build(
+            query,
+            c.outputs.facts,
+            c.name,
+            quarantine=c.outputs.quarantine,
+            dlq_status=_dlq_status_of(loaded, wait_seconds, default=True),
+            check_id=check_id,
+            runs=runs,
+            limit=limit,
+        )
+        try:
+            text = render(q.query, dialect, pretty=True)
+        except UnsupportedError as exc:
+            raise UsageError(f"the {dialect} dialect cannot express this query: {exc}") from None
+        click.echo(text + ";")
+        return
+    columns, rows, where = run_query(
+        loaded, query, check_id=check_id, runs=runs, limit=limit, wait_seconds=wait_seconds
+    )
+    if as_json:
+        doc = {
+            "contract": c.name,
+            "query": query,
+            "warehouse": where,
+            "columns": columns,
+            "rows": rows,
+        }
+        click.echo(loaded.redactor(json.dumps(doc, indent=2, default=_jsonable)))
+        return
+    con = CliConsole()
+    if not rows:
+        con.line(
+            "nothing needs attention" if query == "attention" else f"no facts for '{c.name}' yet"
+        )
+        return
+    con.table(
+        f"{query} facts of {c.name} ({where})",
+        columns,
+        [[loaded.redactor(_show(r[k])) for k in columns] for r in rows],
+    )
+
+
+def _open_reader(loaded: Any, wait_seconds: float) -> tuple[Any, str]:
+    from ..engines import open_engine
+    from ..run.pipeline import warehouse_path
+
+    path = warehouse_path(loaded)
+    if not os.path.exists(path):
+        raise UsageError(
+            f"no warehouse at {path} yet, so no facts",
+            hint="run the contract first: sluicegate run CONTRACT",
+        )
+    name = loaded.contract.engine.name
+    options: dict[str, Any] = {}
+    if name == "duckdb":
+        options = {"read_only": True, "wait_seconds": wait_seconds}
+    return open_engine(name, path, **options), path
+
+
+def _dlq_status_of(loaded: Any, wait_seconds: float, *, default: bool) -> bool:
+    """Does the quarantine table track ``_dlq_status``? Asked of the warehouse if it exists."""
+    from ..run.pipeline import warehouse_path
+
+    if not os.path.exists(warehouse_path(loaded)):
+        return default
+    eng, _path = _open_reader(loaded, wait_seconds)
+    try:
+        q = loaded.contract.outputs.quarantine
+        if not eng.table_exists(q):
+            return default
+        return "_dlq_status" in {n for n, _t in eng.columns(q)}
+    finally:
+        eng.close()
+
+
+def run_query(
+    loaded: Any,
+    query: str,
+    *,
+    check_id: str | None = None,
+    runs: int = TREND_RUNS,
+    limit: int | None = None,
+    wait_seconds: float = READ_WAIT_SECONDS,
+) -> tuple[list[str], list[dict[str, Any]], str]:
+    """Run one dashboard query on the contract's warehouse: (columns, rows, warehouse)."""
+    from ..compile import dashboard
+
+    c = loaded.contract
+    eng, path = _open_reader(loaded, wait_seconds)
+    try:
+        if not eng.table_exists(c.outputs.facts):
+            raise UsageError(
+                f"the warehouse {path} has no facts table '{c.outputs.facts}' yet",
+                hint="run the contract first: sluicegate run CONTRACT",
+            )
+        quarantine = c.outputs.quarantine if eng.table_exists(c.outputs.quarantine) else None
+        dlq_status = quarantine is not None and "_dlq_status" in {
+            n for n, _t in eng.columns(quarantine)
+        }
+        q = dashboard.build(
+            query,
+            c.outputs.facts,
+            c.name,
+            quarantine=quarantine,
+            dlq_status=dlq_status,
+            check_id=check_id,
+            runs=runs,
+            limit=limit,
+        )
+        rows = eng.fetch_dicts(q.query)
+    finally:
+        eng.close()
+    return q.columns, rows, path
