@@ -89,7 +89,7 @@ def load_lines(
     try:
         con.execute(render(create_temp(table, _LINES)), [files])
         return
-    except duckdb.InvalidInputError as exc:
+    except duckdb.InvalidInputException as exc:
         if "UTF-8" not in str(exc):
             raise
     good, bad = [], []
