@@ -40,8 +40,10 @@ class ContractProblem:
     message: str
     line: int | None = None
     suggestion: str | None = None
+    file: str | None = None  # set when the problem is in another file (a rules_file)
 
     def render(self, file: str) -> str:
+        file = self.file or file
         where = f"{file}:{self.line}" if self.line else file
         key = f" [{self.path}]" if self.path else ""
         text = f"{where}{key}: {self.message}"

@@ -75,7 +75,7 @@ def reference_value(v: object, kind: str) -> str:
             return '"NaN"'
         if x in (float("inf"), float("-inf")):
             return '"Infinity"' if x > 0 else '"-Infinity"'
-        return "%.14e" % x
+        return f"{x:.14e}"  # C printf %.14e: correctly rounded, e±XX
     if kind == "boolean":
         return "true" if v else "false"
     if kind == "date":
@@ -111,8 +111,6 @@ def test_vector_is_valid_json_with_every_key_in_order():
 def test_key_depends_on_lineage_and_date():
     moved = dict(ROW, _source_line=4)
     other_day = dict(ROW, _logical_date=dt.date(2024, 3, 6))
-    keys = {
-        reference_key(SOURCE_TABLE, reference_json(r, KINDS)) for r in (ROW, moved, other_day)
-    }
+    keys = {reference_key(SOURCE_TABLE, reference_json(r, KINDS)) for r in (ROW, moved, other_day)}
     assert len(keys) == 3
     assert reference_key("other_table", EXPECTED_JSON) != EXPECTED_KEY

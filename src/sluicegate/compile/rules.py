@@ -59,6 +59,42 @@ NONDETERMINISTIC_NAMES = {
 }
 
 
+#: Statement nodes that may never appear anywhere in a rule or a --where predicate.
+STATEMENT_CLASSES = tuple(
+    c
+    for c in (
+        getattr(exp, n, None)
+        for n in (
+            "DDL",
+            "DML",
+            "Command",
+            "Set",
+            "Drop",
+            "Alter",
+            "TruncateTable",
+            "Attach",
+            "Detach",
+            "Pragma",
+            "Use",
+            "Install",
+            "Describe",
+            "Show",
+            "Grant",
+            "Commit",
+            "Rollback",
+            "Transaction",
+            "Create",
+            "Insert",
+            "Update",
+            "Delete",
+            "Merge",
+            "Copy",
+        )
+    )
+    if isinstance(c, type)
+)
+
+
 class RuleError(Exception):
     """A rule cannot be compiled. ``suggestion`` is a did-you-mean, if any."""
 
@@ -115,8 +151,12 @@ def parse_predicate(text: str, what: str = "expect") -> exp.Expression:
     if len(statements) > 1:
         raise RuleError(f"{what} must be one expression, found {len(statements)} statements")
     tree = statements[0]
-    if isinstance(tree, exp.Query | exp.DDL | exp.DML | exp.Command | exp.Set):
-        raise RuleError(f"{what} must be a boolean expression, not a {tree.key.upper()} statement")
+    # An allowlist: in sqlglot 30 DROP, ALTER, ATTACH, PRAGMA … are not exp.DDL subclasses.
+    if not isinstance(tree, exp.Condition) or any(
+        isinstance(n, STATEMENT_CLASSES) for n in tree.walk()
+    ):
+        found = next((n for n in tree.walk() if isinstance(n, STATEMENT_CLASSES)), tree)
+        raise RuleError(f"{what} must be a boolean expression, not a {found.key.upper()} statement")
     return tree
 
 

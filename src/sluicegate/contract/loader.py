@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -125,8 +126,11 @@ def load_contract(
     redactor = Redactor(set(ctx.secrets_seen))
 
     rules_file = data.get("rules_file")
+    origin: RulesOrigin | None = None
     if isinstance(rules_file, str):
-        data, positions = _merge_rules_file(path, rules_file, data, positions, ctx, problems)
+        data, positions, origin = _merge_rules_file(
+            path, rules_file, data, positions, ctx, problems
+        )
         redactor.secrets |= ctx.secrets_seen
 
     if problems:
@@ -134,9 +138,8 @@ def load_contract(
     try:
         contract = Contract.model_validate(data)
     except ValidationError as exc:
-        raise _redacted(
-            ContractError(file, _pydantic_problems(exc, positions, data)), redactor
-        ) from None
+        found = _pydantic_problems(exc, positions, data)
+        raise _redacted(ContractError(file, _attribute(found, origin)), redactor) from None
 
     digest = hashlib.sha256(
         json.dumps(contract.model_dump(mode="json"), sort_keys=True).encode()
@@ -148,8 +151,35 @@ def load_contract(
         try:
             check_contract(loaded)
         except ContractError as exc:
+            exc.problems = _attribute(exc.problems, origin)
             raise _redacted(exc, redactor) from None
     return loaded
+
+
+@dataclass(frozen=True)
+class RulesOrigin:
+    """Where the rules merged from a ``rules_file`` came from: contract rules at index
+    ``offset`` and after are the file's, listed under ``prefix`` (``rules`` or ``""``)."""
+
+    path: Path
+    offset: int
+    prefix: str
+
+
+_RULE_PATH = re.compile(r"^rules\[(\d+)\](.*)$")
+
+
+def _attribute(problems: list[ContractProblem], origin: RulesOrigin | None) -> list:
+    """Point problems in rules that came from the rules file at that file, its key path
+    and its line (the merged positions already hold the file's line numbers)."""
+    if origin is None:
+        return problems
+    for p in problems:
+        m = _RULE_PATH.match(p.path)
+        if m and int(m.group(1)) >= origin.offset:
+            p.file = str(origin.path)
+            p.path = f"{origin.prefix}[{int(m.group(1)) - origin.offset}]{m.group(2)}"
+    return problems
 
 
 def _redacted(exc: ContractError, redactor: Redactor) -> ContractError:
@@ -165,29 +195,40 @@ def _merge_rules_file(
     positions: dict,
     ctx: TokenContext,
     problems: list[ContractProblem],
-) -> tuple[dict, dict]:
-    """Append the rules of ``rules_file`` (a list, or a mapping with ``rules:``) to the contract's."""
-    rpath = Path(rules_file)
+) -> tuple[dict, dict, RulesOrigin | None]:
+    """Append the rules of ``rules_file`` (a list, or a mapping with ``rules:``) to the contract's.
+
+    A relative path resolves against the contract's folder (not the working directory), so
+    one expectations file can serve several contracts wherever they are run from.
+    """
+    rpath = Path(os.path.expanduser(rules_file))
     if not rpath.is_absolute():
-        rpath = contract_path.parent / rpath
+        rpath = Path(os.path.normpath(contract_path.parent / rpath))
+    line = line_of(positions, ("rules_file",))
     if not rpath.is_file():
-        problems.append(
-            ContractProblem(
-                "rules_file", f"rules file '{rpath}' not found", positions.get(("rules_file",))
-            )
-        )
-        return data, positions
+        problems.append(ContractProblem("rules_file", f"rules file '{rpath}' not found", line))
+        return data, positions, None
     try:
         rdata, rpos = load_with_positions(rpath.read_text(encoding="utf-8"))
     except YamlSyntaxError as exc:
-        problems.append(ContractProblem("rules_file", f"{rpath}:{exc.line}: not valid YAML: {exc}"))
-        return data, positions
+        problems.append(
+            ContractProblem("rules_file", f"{rpath}:{exc.line}: not valid YAML: {exc}", line)
+        )
+        return data, positions, None
+    prefix = ""
     if isinstance(rdata, dict) and set(rdata) <= {"rules"}:
         rdata = rdata.get("rules") or []
         rpos = {k[1:]: v for k, v in rpos.items() if k and k[0] == "rules"}
+        prefix = "rules"
     if not isinstance(rdata, list):
-        problems.append(ContractProblem("rules_file", f"{rpath}: expected a list of rules"))
-        return data, positions
+        problems.append(
+            ContractProblem(
+                "rules_file",
+                f"{rpath}: expected a list of rules, or a mapping with only a 'rules:' key",
+                line,
+            )
+        )
+        return data, positions, None
     rdata = substitute_tree(
         rdata,
         ctx,
@@ -203,7 +244,7 @@ def _merge_rules_file(
     for k, v in rpos.items():
         if k and isinstance(k[0], int):
             positions[("rules", k[0] + offset) + k[1:]] = v
-    return data, positions
+    return data, positions, RulesOrigin(rpath, offset, prefix)
 
 
 def _pydantic_problems(exc: ValidationError, positions: dict, data: dict) -> list[ContractProblem]:
