@@ -62,10 +62,17 @@ class RunContext:
     gate: GateResult | None = None
     facts: list[Any] = field(default_factory=list)  # run/facts.py Fact objects
     started_at: dt.datetime | None = None
+    incremental: Any = None  # run/incremental.py Incremental: this run is one micro-batch
 
     @property
     def contract(self):  # noqa: ANN201 - the Contract model
         return self.loaded.contract
+
+    @property
+    def replace_run_id(self) -> str | None:
+        """What a rerun replaces: None = the logical date's rows (a batch run); a run id =
+        only this run's rows (micro-batches of one date accumulate: docs/streaming.md)."""
+        return self.run_id if self.incremental is not None else None
 
 
 @dataclass
@@ -92,8 +99,12 @@ def run_contract(
     engine_name: str | None = None,
     listener: Listener | None = None,
     engine_options: dict[str, Any] | None = None,
+    incremental: Any = None,
 ) -> RunResult:
     """Run the contract once for ``loaded.logical_date``. Never raises for bad data.
+
+    ``incremental`` (True or a run/incremental.py ``Incremental``) makes the run one
+    micro-batch over the files not yet processed (status ``empty`` when there are none).
 
     Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
     missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
@@ -108,7 +119,7 @@ def run_contract(
         if lock.took_over is not None and listener is not None:
             listener.notice(f"took over a stale writer lock from {lock.took_over.describe()}")
         checkpoint("locked")
-        return _run_locked(loaded, lock, engine_name, listener, engine_options)
+        return _run_locked(loaded, lock, engine_name, listener, engine_options, incremental)
 
 
 def _run_locked(
@@ -117,6 +128,7 @@ def _run_locked(
     engine_name: str | None,
     listener: Listener | None,
     engine_options: dict[str, Any] | None,
+    incremental: Any = None,
 ) -> RunResult:
     from .metrics import build_metrics, write_metrics
 
@@ -132,13 +144,26 @@ def _run_locked(
         # heavy work in memory; the warehouse file is held only while publishing
         options.setdefault("staging", True)
         options.setdefault("wait_seconds", PUBLISH_WAIT_SECONDS)
+    elif name == "spark":  # precedence (CLI > environment > contract): engines/spark_session.py
+        eng_cfg = loaded.contract.engine
+        options.setdefault("contract_master", eng_cfg.master)
+        options.setdefault("contract_remote", eng_cfg.remote)
+        options.setdefault("options", eng_cfg.options or None)
     engine = open_engine(
         name, warehouse_path(loaded), **{k: v for k, v in options.items() if v is not None}
     )
+    for notice in getattr(engine, "notices", ()):  # e.g. an interrupted publish repaired
+        listener.notice(notice)
     ctx = RunContext(loaded=loaded, engine=engine, listener=listener, started_at=started)
+    if incremental:  # one micro-batch (run/incremental.py)
+        from .incremental import as_incremental
+
+        ctx.incremental = as_incremental(incremental)
     ledger_error: LedgerError | None = None
     try:
         _timed(ctx, stage_bind, then=lambda: lock.update(run_id=ctx.run_id))
+        if ctx.incremental is not None and not ctx.binding.files:  # nothing new: a no-op
+            return ctx.incremental.empty_result(ctx)
         for stage in (
             stage_compile,
             stage_references,
@@ -184,8 +209,11 @@ def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
 
 
 def stage_bind(ctx: RunContext) -> None:
-    ctx.binding = bind_s.bind(ctx.loaded)
-    ctx.run_id = bind_s.run_id(ctx.loaded, ctx.binding)
+    if ctx.incremental is not None:  # only the files not yet processed (run/incremental.py)
+        ctx.binding, ctx.run_id = ctx.incremental.bind(ctx)
+    else:
+        ctx.binding = bind_s.bind(ctx.loaded)
+        ctx.run_id = bind_s.run_id(ctx.loaded, ctx.binding)
     ctx.partitions = discover_partitions(ctx.binding, ctx.contract.source.path)
 
 
@@ -264,7 +292,10 @@ def stage_dedupe(ctx: RunContext) -> None:
         eng.create_table_as(
             T_RANKING, dedupe_c.ranking_select(T_TYPED, ctx.contract.dedupe), temporary=True
         )
-    _temp_view(eng, T_RANKED, dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe, ranking))
+    ranked = dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe, ranking)
+    if ctx.incremental is not None:  # earlier micro-batches' kept rows win (run/incremental.py)
+        ranked = ctx.incremental.against_prior(ctx, ranked, T_TYPED)
+    _temp_view(eng, T_RANKED, ranked)
     names = list(ctx.contract.source.columns)
     q, labels = metrics_c.ranked_counts(T_RANKED, names)
     row = eng.fetch(q)[0]
@@ -382,6 +413,8 @@ def stage_check(ctx: RunContext) -> None:
         now=dt.datetime.now(dt.UTC),
         fingerprint=schema_fingerprint(ctx.contract.source),
     )
+    if ctx.incremental is not None:  # processed files changed since (run/incremental.py)
+        ctx.facts.append(ctx.incremental.fact(ctx))
     if ctx.gate is not None:
         ctx.gate = escalate(ctx.gate, gate_levels(ctx.facts))
     for f in ctx.facts:

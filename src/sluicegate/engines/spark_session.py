@@ -1,0 +1,190 @@
+"""The SparkSession a run uses: built or reused, with the settings that make Spark agree.
+
+Spark and DuckDB disagree by default on casts, time zones and timestamp types; a run pins
+them on its own session (``PINNED``) so the same contract gives the same rows on both:
+
+* ``spark.sql.ansi.enabled=true`` — overflow and bad casts raise instead of wrapping; the
+  compiler only ever uses TRY casts behind a regex guard, so nothing raises on data.
+* ``spark.sql.session.timeZone=UTC`` and ``spark.sql.timestampType=TIMESTAMP_NTZ`` — a
+  declared TIMESTAMP is a wall-clock value, as DuckDB's TIMESTAMP is; no conversion to the
+  driver's local zone on collect or write.
+* Parquet written with TIMESTAMP_MICROS and CORRECTED calendar rebasing, so DuckDB,
+  pyarrow and Spark read the same instants back.
+* ``spark.sql.sources.partitionOverwriteMode=dynamic`` — a rerun replaces only the
+  partitions of its logical date.
+
+Where the master comes from, first match wins: the ``master``/``remote`` arguments (the
+CLI's ``--spark-master`` / ``--spark-remote``), the environment (``SLUICEGATE_SPARK_MASTER``
+/ ``SLUICEGATE_SPARK_REMOTE``), the contract's ``engine:`` section, then ``local[*]``.
+The pipeline passes the CLI and contract values already merged in that order; this
+module only adds the environment and the default.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..errors import EngineUnavailable, UsageError
+
+DEFAULT_MASTER = "local[*]"
+ENV_MASTER = "SLUICEGATE_SPARK_MASTER"
+ENV_REMOTE = "SLUICEGATE_SPARK_REMOTE"
+INSTALL_HINT = "pip install 'sluicegate[spark]'  (PySpark 4.x; needs Java 17 on PATH or JAVA_HOME)"
+
+PINNED: dict[str, str] = {
+    "spark.sql.ansi.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.timestampType": "TIMESTAMP_NTZ",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+    "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+    "spark.sql.variant.allowDuplicateKeys": "true",
+}
+"""Runtime SQL settings every sluicegate session carries (they win over user options)."""
+
+QUIET: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
+"""Static settings for a session sluicegate builds itself: logs stay clean (core never prints)."""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """Where and how to connect: resolved from arguments, environment and defaults."""
+
+    master: str | None = None
+    remote: str | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    app_name: str = "sluicegate"
+
+    @property
+    def target(self) -> str:
+        return f"Spark Connect {self.remote}" if self.remote else f"master {self.master}"
+
+
+def resolve_spec(
+    master: str | None = None,
+    remote: str | None = None,
+    options: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    contract_master: str | None = None,
+    contract_remote: str | None = None,
+) -> SessionSpec:
+    """Merge explicit values, the environment, the contract and the default, in that order.
+
+    >>> resolve_spec(environ={}).master
+    'local[*]'
+    >>> resolve_spec("local[2]", environ={"SLUICEGATE_SPARK_MASTER": "spark://h:7077"}).master
+    'local[2]'
+    """
+    env = os.environ if environ is None else environ
+    if master and remote:
+        raise UsageError(
+            "choose either a Spark master or a Spark Connect remote, not both",
+            hint="--spark-master spark://host:7077  or  --spark-remote sc://host:15002",
+        )
+    if not master and not remote:
+        master = env.get(ENV_MASTER) or None
+        remote = env.get(ENV_REMOTE) or None
+        if master and remote:
+            raise UsageError(f"both {ENV_MASTER} and {ENV_REMOTE} are set; unset one")
+    if not master and not remote:
+        master, remote = contract_master, contract_remote
+    if not master and not remote:
+        master = DEFAULT_MASTER
+    if remote and not remote.startswith("sc://"):
+        raise UsageError(f"a Spark Connect remote looks like sc://host:port, not '{remote}'")
+    return SessionSpec(master=master, remote=remote, options=dict(options or {}))
+
+
+def java_available() -> bool:
+    """A JVM is needed for a local or cluster driver (not for a Spark Connect client)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return True
+    return shutil.which("java") is not None
+
+
+def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
+    """A session for one engine: reuse the process's active session when there is one.
+
+    Reuse means ``newSession()``: the same SparkContext (one JVM, one set of executors) but
+    private temporary views and SQL settings, so a run's ``_sg_*`` views and pinned
+    settings never leak into the caller's session. Returns ``(session, owned)``; an owned
+    session is stopped when the engine closes.
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - guarded by open_engine too
+        raise EngineUnavailable(f"PySpark is not installed ({exc})", hint=INSTALL_HINT) from None
+    if spec.remote:
+        return _connect(SparkSession, spec), True
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        current = active.sparkContext.master
+        explicit = spec.master not in (None, DEFAULT_MASTER)
+        if explicit and current != spec.master:
+            raise UsageError(
+                f"this process already runs a SparkSession on {current}; "
+                f"cannot also connect to {spec.master}",
+                hint="run sluicegate in its own process for another master",
+            )
+        session = active.newSession()
+        _configure(session, spec.options)
+        return session, False
+    if not java_available():
+        raise EngineUnavailable(
+            "the Spark engine needs Java 17, and no java was found (JAVA_HOME or PATH)",
+            hint="install a JDK 17 (e.g. apt-get install openjdk-17-jre-headless) and set "
+            "JAVA_HOME; " + INSTALL_HINT,
+        )
+    builder = SparkSession.builder.master(spec.master or DEFAULT_MASTER).appName(spec.app_name)
+    for k, v in {**QUIET, **dict(spec.options), **PINNED}.items():
+        builder = builder.config(k, v)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - JVM start-up errors have many types
+        raise EngineUnavailable(
+            f"could not start Spark on {spec.master}: {str(exc).strip().splitlines()[0]}",
+            hint=INSTALL_HINT,
+        ) from None
+    session.sparkContext.setLogLevel("ERROR")
+    _configure(session, spec.options)
+    return session, True
+
+
+def _connect(session_cls, spec: SessionSpec):  # noqa: ANN001, ANN202
+    try:
+        builder = session_cls.builder.remote(spec.remote).appName(spec.app_name)
+        for k, v in dict(spec.options).items():
+            builder = builder.config(k, v)
+        session = builder.getOrCreate()
+    except ImportError as exc:
+        raise EngineUnavailable(
+            f"the Spark Connect client is not installed ({exc})",
+            hint="pip install 'pyspark[connect]'  (grpcio, grpcio-status, googleapis-common-protos)",
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - gRPC errors have many types
+        raise EngineUnavailable(
+            f"could not connect to Spark Connect at {spec.remote}: "
+            f"{str(exc).strip().splitlines()[0]}",
+            hint="start the server (sbin/start-connect-server.sh) or check the address",
+        ) from None
+    _configure(session, {})
+    return session
+
+
+def _configure(session, options: Mapping[str, str]) -> None:  # noqa: ANN001
+    """Apply user runtime options, then the pinned settings (pinned ones win)."""
+    for k, v in {**dict(options), **PINNED}.items():
+        try:
+            session.conf.set(k, v)
+        except Exception:  # noqa: BLE001, S112 - a static setting on a reused session
+            if k in PINNED:
+                raise
