@@ -73,7 +73,7 @@ def _show(v: Any) -> str:
 
 
 @click.command("facts", context_settings=CONTEXT)
-@click.argument("query", type=click.Choice(QUERIES))
+@click.argument("query", type=click.Choice((*QUERIES, "ledger")))
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option(
     "--check",
@@ -133,6 +133,8 @@ def facts(
       trend      the last 90 runs of every check (--check one, --runs N)
       attention  warn/fail facts with owner, thresholds and metric, and DLQ rows
                  waiting per reason (status quarantined or fixed)
+      ledger     raw = clean + withheld + duplicates + DLQ statuses, per run (each
+                 micro-batch) and in total; exit 3 if it does not balance
 
     \b
     --sql prints the SELECT (bounded by LIMIT) for --dialect trino|spark|duckdb|…;
@@ -148,6 +150,10 @@ def facts(
 
     loaded = load_contract(contract, variables=_vars(variables), logical_date=logical_date)
     c = loaded.contract
+    if query == "ledger":  # the cumulative ledger, per micro-batch and in total (cli/watch_cmd.py)
+        from .watch_cmd import facts_ledger
+
+        return facts_ledger(loaded, as_json=as_json, wait_seconds=wait_seconds)
     if as_sql:
         try:
             Dialect.get_or_raise(dialect)

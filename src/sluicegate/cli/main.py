@@ -20,6 +20,7 @@ from ..errors import SluiceError
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .watch_cmd import watch_cmd
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -151,6 +152,12 @@ def compile_cmd(
 @click.option(
     "-q", "--quiet", is_flag=True, help="No progress and no summary (the exit code still tells)."
 )
+@click.option(
+    "--incremental",
+    is_flag=True,
+    help="Only the files not processed yet under the source path, as a micro-batch "
+    "(docs/streaming.md); nothing new is a no-op (exit 0).",
+)
 @handled
 def run(
     contract: str,
@@ -159,6 +166,7 @@ def run(
     logical_date: str | None,
     as_json: bool,
     quiet: bool,
+    incremental: bool = False,
 ) -> None:
     """Run CONTRACT once: bind, read, dedupe, route, prove the ledger, gate, publish.
 
@@ -170,6 +178,12 @@ def run(
     from ..contract.loader import load_contract
     from ..run.pipeline import run_contract
 
+    if incremental:  # micro-batches over a landing directory (cli/watch_cmd.py)
+        from .watch_cmd import run_incremental
+
+        run_incremental(
+            contract, parse_vars(variables), logical_date, engine, as_json=as_json, quiet=quiet
+        )
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
     con = CliConsole(quiet=quiet or as_json, json_mode=as_json)
     try:
@@ -246,6 +260,7 @@ def demo(directory: str | None, lines: int, as_json: bool, quiet: bool) -> None:
 
 cli.add_command(dlq)
 cli.add_command(facts)
+cli.add_command(watch_cmd)
 
 
 def main() -> None:

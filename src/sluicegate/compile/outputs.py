@@ -99,15 +99,27 @@ def empty_like(select: exp.Select) -> exp.Select:
     return select.copy().where(exp.false(), append=False).limit(0)
 
 
-def delete_run(table: str, logical_date: str, *, keep_recycled: bool = False) -> exp.Delete:
-    """Rows of this logical date: a rerun replaces them.
+def replace_scope(logical_date: str, run_id: str | None = None) -> exp.Expression:
+    """The rows a run replaces: its logical date's (a batch run), or, given ``run_id``,
+    only that run's rows of the date (an incremental micro-batch: the micro-batches of one
+    date accumulate, a rerun of the same micro-batch replaces itself; docs/streaming.md)."""
+    where: exp.Expression = exp.EQ(
+        this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")
+    )
+    if run_id is not None:
+        where = exp.and_(where, exp.EQ(this=col("_run_id"), expression=lit(run_id)))
+    return where
+
+
+def delete_run(
+    table: str, logical_date: str, *, keep_recycled: bool = False, run_id: str | None = None
+) -> exp.Delete:
+    """Rows of this logical date (of ``run_id`` only, if given): a rerun replaces them.
 
     ``keep_recycled`` (the clean table) spares rows recycled from the DLQ: they are the
     operators' work, and the inbox MERGE (``dlq/inbox.py``) decides their fate.
     """
-    where: exp.Expression = exp.EQ(
-        this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")
-    )
+    where = replace_scope(logical_date, run_id)
     if keep_recycled:
         where = exp.and_(where, exp.Is(this=col(RECYCLED_FROM), expression=exp.null()))
     return exp.delete(exp.Table(this=ident(table)), where=where)

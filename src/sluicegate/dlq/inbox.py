@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from ..compile.outputs import RECYCLED_FROM, empty_like
+from ..compile.outputs import RECYCLED_FROM, empty_like, replace_scope
 from ..compile.render import col, ident, lit
 from ..contract.models import Contract
 from ..engines import Engine
@@ -121,7 +121,8 @@ def merge_inbox(ctx: RunContext, quarantine: exp.Select) -> dict[str, Any]:
         eng.create_table_as(tables.inbox, empty_like(exp.select(exp.Star()).from_(new.copy())))
     ensure_outbox(eng, tables)
 
-    on_day = exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(day), "DATE"))
+    # the date's rows, or only this micro-batch's (docs/streaming.md)
+    on_day = replace_scope(day, getattr(ctx, "replace_run_id", None))
     gone = (
         exp.select(col("_dlq_sk"), col("_dlq_status"))
         .from_(exp.Table(this=ident(tables.inbox)))

@@ -244,10 +244,11 @@ def source_root(loaded: LoadedContract, spec: TableSource) -> str:
     return os.path.abspath(path if path.is_dir() else path.parent)
 
 
-def bind(loaded: LoadedContract) -> Binding:
-    """Bind the source of ``loaded``."""
+def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
+    """Bind the source of ``loaded``: every file under its path, or only ``files`` (a
+    micro-batch's new files, run/incremental.py; absolute paths below the source path)."""
     spec: Source = loaded.contract.source
-    files = list_files(loaded, spec, "source")
+    files = list_files(loaded, spec, "source") if files is None else sorted(files)
     return Binding(
         files=bind_files(files, spec),
         format=spec.format,

@@ -34,6 +34,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "ledger_conserved": (1, "error"),
     "clean_nonempty": (1, "warning"),
     "output_readback": (1, "error"),
+    "processed_files_unchanged": (1, "warning"),  # micro-batches only (run/incremental.py)
 }
 BUILTINS = ("corrupt_record", "type_mismatch", "missing_required")
 #: Drift kinds that make the data's schema differ from the declared one (a value that

@@ -147,7 +147,7 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
             c.outputs.clean, fact, c, {d: d for d in m.dimensions}, derived, rid
         )
         _ensure_table(ctx, name, select, [col_.name for col_ in fact_columns(fact, c)])
-        eng.execute(out_c.delete_run(name, day))
+        eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
         rows, lineages, clean = (
             int(v) for v in eng.fetch(asof.fact_readback(name, c.outputs.clean, rid))[0]

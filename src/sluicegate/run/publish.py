@@ -42,12 +42,19 @@ if TYPE_CHECKING:
 
 
 def write_output(
-    eng: Engine, table: str, select: exp.Select, logical_date: str, *, keep_recycled: bool = False
+    eng: Engine,
+    table: str,
+    select: exp.Select,
+    logical_date: str,
+    *,
+    keep_recycled: bool = False,
+    run_id: str | None = None,
 ) -> None:
-    """Replace ``logical_date``'s rows of ``table`` with ``select`` (idempotent reruns)."""
+    """Replace ``logical_date``'s rows of ``table`` (only ``run_id``'s, for a micro-batch)
+    with ``select`` (idempotent reruns)."""
     if not eng.table_exists(table):
         eng.create_table_as(table, out_c.empty_like(select))
-    eng.execute(out_c.delete_run(table, logical_date, keep_recycled=keep_recycled))
+    eng.execute(out_c.delete_run(table, logical_date, keep_recycled=keep_recycled, run_id=run_id))
     eng.execute(out_c.insert_into(table, select))
 
 
@@ -75,13 +82,22 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
                 if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
                     merge_inbox(ctx, select)
                 else:
-                    write_output(eng, table, select, day, keep_recycled=table == o.clean)
+                    write_output(
+                        eng,
+                        table,
+                        select,
+                        day,
+                        keep_recycled=table == o.clean,
+                        run_id=ctx.replace_run_id,
+                    )
             checkpoint("publish:written")
             _audit(ctx, list(selects), fingerprint)
             checkpoint("publish:audited")
             _withhold_clean_on_fail(ctx)
             pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
             _write_facts_and_run(ctx, fingerprint)
+            if ctx.incremental is not None:  # the processed-file ledger (run/incremental.py)
+                ctx.incremental.record_files(ctx)
             checkpoint("publish:before_commit")
         except BaseException:
             eng.rollback()

@@ -1,0 +1,321 @@
+"""``sluicegate watch CONTRACT`` and ``sluicegate run CONTRACT --incremental``: micro-batches.
+
+The loop lives in ``run/watch.py`` (core, silent); this module renders it — a line per
+batch, a note when the landing directory goes idle, the full run summary for a single
+``run --incremental`` — and turns SIGINT/SIGTERM into "finish the current batch, then
+stop" (exit 0). A second signal stops at once: nothing is half-published by that, since
+every batch commits in one transaction (docs/streaming.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from ..contract.tokens import redact_secrets
+from .console import CliConsole, render_run_summary
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXIT_BY_STATUS = {"pass": 0, "warn": 0, "empty": 0, "fail": 1, "ledger_violation": 3}
+
+
+class WatchConsole(CliConsole):
+    """The CLI console plus the two watch events: a finished batch and an idle poll."""
+
+    def __init__(self, *, quiet: bool = False, json_mode: bool = False, full: bool = False):
+        super().__init__(quiet=quiet, json_mode=json_mode)
+        self.full = full  # the whole run summary per batch (run --incremental), not a line
+        self._idle_shown = False
+
+    # stage progress per batch is noise in a long-running watch: only the summary line
+    def finished(self, name: str, seconds: float, detail: str = "") -> None:
+        if self.full:
+            super().finished(name, seconds, detail)
+
+    def batch(self, number: int, result: Any) -> None:
+        self.stop()
+        self._idle_shown = False
+        m = result.metrics
+        if self.json_mode:
+            click.echo(redact_secrets(json.dumps(m, default=str, separators=(",", ":"))))
+            return
+        if self.quiet:
+            return
+        if self.full:
+            render_run_summary(self, m)
+            self.line(f"metrics: {result.metrics_path}")
+            verdict_line(self, m, result.status)
+            return
+        led = m.get("ledger") or {}
+        inc = m.get("incremental") or {}
+        style = {"pass": "green", "warn": "yellow"}.get(result.status, "red")
+        self.line(
+            f"batch {number}: run {m.get('run_id')} ({m.get('logical_date')}), "
+            f"{inc.get('new_files', 0)} files: raw {led.get('raw', 0)} = clean "
+            f"{led.get('clean', 0)} + quarantined {led.get('quarantined', 0)} + duplicates "
+            f"{led.get('duplicates', 0)}; gate {result.status.upper()}"
+            + ("" if result.status != "fail" else " (clean rows withheld)"),
+            style,
+        )
+        if result.status in ("warn", "fail", "ledger_violation"):
+            verdict_line(self, m, result.status, brief=True)
+
+    def idle(self, message: str) -> None:
+        self.stop()
+        if not self._idle_shown and not self.json_mode and not self.full:
+            self.notice(message)
+        self._idle_shown = True
+
+
+def verdict_line(con: CliConsole, m: dict[str, Any], status: str, *, brief: bool = False) -> None:
+    """The gate's verdict after a batch, as ``sluicegate run`` prints it."""
+    levels = (m.get("gate") or {}).get("levels", [])
+    if status == "warn":
+        reasons = "; ".join(
+            f"{lv['check']} {lv['metric']} > {lv['threshold_warn']}"
+            if lv["threshold_warn"] is not None
+            else f"{lv['check']}: {lv['detail']}"
+            for lv in levels
+            if lv["status"] == "warn"
+        )
+        con.line(f"WARNING: gate warn — {reasons}", "yellow")
+    elif status == "fail":
+        reasons = "; ".join(
+            f"{lv['check']}: {lv['detail']}" for lv in levels if lv["status"] == "fail"
+        )
+        CliConsole().error(f"gate FAILED — {reasons}; clean rows were not published")
+    elif status == "ledger_violation":
+        CliConsole().error(m.get("error") or "ledger violation")
+    elif not brief:
+        con.line("gate PASS", "green")
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT/SIGTERM set ``stop`` (the batch in flight finishes); a second one stops now."""
+    seen = 0
+
+    def handler(signum: int, _frame: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen > 1:
+            raise KeyboardInterrupt
+        stop.set()
+        name = signal.Signals(signum).name
+        os.write(2, f"{name}: finishing the current batch, then stopping\n".encode())
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _loader(contract: str, variables: dict[str, str], logical_date: str | None) -> Callable:
+    from ..contract.loader import load_contract
+
+    return lambda: load_contract(contract, variables=variables, logical_date=logical_date)
+
+
+def run_incremental(
+    contract: str,
+    variables: dict[str, str],
+    logical_date: str | None,
+    engine: str | None,
+    *,
+    as_json: bool,
+    quiet: bool,
+    engine_options: dict[str, Any] | None = None,
+) -> None:
+    """``sluicegate run --incremental``: everything that is new now, then exit.
+
+    Exit 0 (pass, warn, or nothing new), 1 if a batch failed its gate, 3 on a ledger
+    violation — as ``sluicegate run``. On DuckDB that is one micro-batch; Spark's
+    ``trigger(availableNow=True)`` may split a large backlog into several.
+    """
+    from ..run.watch import watch
+
+    con = WatchConsole(quiet=quiet or as_json, json_mode=as_json, full=True)
+    try:
+        out = watch(
+            _loader(contract, variables, logical_date),
+            listener=con,
+            stop=threading.Event(),
+            engine_name=engine,
+            engine_options=engine_options,
+            interval=0.0,
+            until_idle=True,
+        )
+    finally:
+        con.stop()
+    if out.batches == 0:
+        if not as_json and not quiet:
+            con.line("no new files: nothing to do (every file under the source path is processed)")
+        elif as_json:
+            click.echo(json.dumps({"status": "empty", "batches": 0}))
+    worst = max((EXIT_BY_STATUS.get(r.status, 1) for r in out.results), default=0)
+    sys.exit(max(worst, out.exit_code))
+
+
+@click.command("watch", context_settings=CONTEXT)
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--engine",
+    type=click.Choice(["duckdb", "spark"]),
+    help="Engine (default: the contract's, else duckdb). Spark runs Structured Streaming.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(0, 86_400),
+    default=5.0,
+    show_default=True,
+    help="Seconds between polls of the landing directory.",
+)
+@click.option(
+    "--max-batches",
+    type=click.IntRange(1, None),
+    help="Stop (exit 0) after N micro-batches that processed files.",
+)
+@click.option(
+    "--var", "variables", multiple=True, metavar="KEY=VALUE", help="Set a contract variable."
+)
+@click.option(
+    "--logical-date",
+    metavar="YYYY-MM-DD",
+    help="File every batch under this date (default: the current UTC date at each batch).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON line of run metrics per batch.")
+@click.option("-q", "--quiet", is_flag=True, help="No per-batch lines (the exit code still tells).")
+def watch_cmd(
+    contract: str,
+    engine: str | None,
+    interval: float,
+    max_batches: int | None,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Poll CONTRACT's landing directory and run a micro-batch whenever files arrive.
+
+    \b
+    Each batch processes only files no earlier batch processed — one run with its own
+    run id, ledger, gate and facts, committed together with the processed-file ledger, so
+    a crash never loses or doubles a file. SIGINT/SIGTERM finish the current batch, then
+    exit 0. A failing batch stops the watch with exit 1 (gate.on_stream_fail: stop, the
+    default) or is recorded and skipped past (continue); a ledger violation exits 3.
+    """
+    from ..errors import SluiceError
+    from ..run.watch import watch
+    from .main import parse_vars
+
+    con = WatchConsole(quiet=quiet or as_json, json_mode=as_json)
+    stop = threading.Event()
+    try:
+        with stop_on_signals(stop):
+            load = _loader(contract, parse_vars(variables), logical_date)
+            if not quiet and not as_json:
+                loaded = load()
+                src = loaded.resolve_path(loaded.contract.source.path)
+                con.line(f"watching {src} every {interval:g}s (Ctrl-C stops after the batch)")
+            out = watch(
+                load,
+                listener=con,
+                stop=stop,
+                engine_name=engine,
+                interval=interval,
+                max_batches=max_batches,
+            )
+    except SluiceError as exc:
+        con.stop()
+        CliConsole().error(redact_secrets(exc.render()))
+        sys.exit(exc.exit_code)
+    finally:
+        con.stop()
+    if not quiet and not as_json:
+        why = {
+            "stopped": "stopped",
+            "max_batches": f"reached --max-batches {max_batches}",
+            "gate_failed": "a batch failed its gate (gate.on_stream_fail: stop)",
+            "ledger_violation": "a batch violated the ledger (nothing of it was published)",
+        }.get(out.reason, out.reason)
+        failed = f", {out.failed} failed" if out.failed else ""
+        con.line(f"watch ended: {why}; {out.batches} batches{failed}")
+    sys.exit(out.exit_code)
+
+
+LEDGER_COLUMNS = (
+    "raw",
+    "clean",
+    "withheld",
+    "duplicates",
+    "quarantined",
+    "fixed",
+    "recycled",
+    "rejected",
+)
+
+
+def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
+    """``sluicegate facts ledger CONTRACT``: the cumulative ledger, per batch and in total.
+
+    Exit 0 when every run and the total balance, 3 when anything does not.
+    """
+    from ..run.incremental import stream_ledger
+    from .facts_cmd import _jsonable, _open_reader
+
+    eng, where = _open_reader(loaded, wait_seconds)
+    try:
+        if not eng.table_exists(loaded.contract.outputs.quarantine):
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"the warehouse {where} has no runs of '{loaded.contract.name}' yet",
+                hint="run the contract first: sluicegate run CONTRACT [--incremental]",
+            )
+        led = stream_ledger(eng, loaded)
+    finally:
+        eng.close()
+    if as_json:
+        click.echo(loaded.redactor(json.dumps(led, indent=2, default=_jsonable)))
+    else:
+        con = CliConsole()
+        rows = [
+            [
+                r["run_id"],
+                r["logical_date"],
+                r.get("status") or "",
+                r["files"] if r["micro_batch"] else "batch",
+                *["" if r[k] is None else r[k] for k in LEDGER_COLUMNS],
+                r.get("balanced", "?"),
+            ]
+            for r in led["runs"]
+        ]
+        tot = led["totals"]
+        rows.append(
+            [
+                f"total ({len(led['runs'])} runs)",
+                "",
+                "",
+                tot["files"],
+                *["" if tot[k] is None else tot[k] for k in LEDGER_COLUMNS],
+                led["balanced"],
+            ]
+        )
+        con.table(
+            f"Ledger of {loaded.contract.name} ({where}): {led['equation']}",
+            ["run", "date", "status", "files", *LEDGER_COLUMNS, "balanced"],
+            rows,
+        )
+        for v in led["violations"]:
+            con.error(f"{v['check']}: {v['detail']}")
+    sys.exit(0 if led["balanced"] else 3)

@@ -1,0 +1,492 @@
+"""Incremental runs: each run one micro-batch of the landing directory's new files.
+
+A contract's ``source.path`` is a landing directory that upstream keeps adding files to.
+``sluicegate run CONTRACT --incremental`` (and every batch of ``sluicegate watch``)
+processes only the files no earlier micro-batch processed, as one ordinary run — its own
+run id, ledger, gate, facts — and records them in the **processed-file ledger**
+(:data:`FILES_TABLE`) *inside the publish transaction*, so the files and the outputs they
+produced become visible together or not at all (docs/streaming.md has the argument):
+
+* a crash before the COMMIT leaves neither: the next batch processes the same files;
+* a crash after it leaves both: the next batch does not see them as new.
+
+What else changes for a micro-batch (each a small hook called from the pipeline):
+
+* **scope** — a batch run replaces its logical date's rows; a micro-batch replaces only
+  its own run id's rows (``RunContext.replace_run_id``), so the micro-batches of one date
+  accumulate and a rerun of the same micro-batch replaces itself;
+* **dedupe across batches** (:meth:`Incremental.against_prior`) — a record whose key was
+  already kept by an earlier micro-batch of the date is a duplicate of that record (the
+  first published record of a key wins; a published row is never retracted);
+* **changed files** — a processed file whose size or SHA-256 differs from the ledger's
+  is reported (notice, the ``processed_files_unchanged`` fact, the metrics), never
+  reprocessed and never ignored;
+* **no new file** — the run is a no-op (status ``empty``, exit 0): nothing is published.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from ..compile.facts import empty_select, merge_rows
+from ..compile.outputs import RECYCLED_FROM
+from ..compile.render import col, ident, lit
+from ..errors import LedgerError, LedgerViolation
+from . import bind as bind_s
+from .faults import checkpoint
+
+if TYPE_CHECKING:
+    from ..engines import Engine
+    from .facts import Fact
+    from .pipeline import RunContext, RunResult
+
+#: The processed-file ledger: one row per (contract, path) ever processed incrementally.
+FILES_TABLE = "_sluicegate_files"
+FILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("contract", "VARCHAR"),
+    ("path", "VARCHAR"),
+    ("size", "BIGINT"),
+    ("mtime", "DOUBLE"),  # seconds since the epoch, as bound: a cheap "maybe changed" test
+    ("sha256", "VARCHAR"),
+    ("records", "BIGINT"),
+    ("run_id", "VARCHAR"),
+    ("logical_date", "DATE"),
+    ("status", "VARCHAR"),  # the micro-batch's verdict: pass | warn | fail
+    ("engine", "VARCHAR"),
+    ("processed_at", "TIMESTAMP"),
+)
+FILE_KEY = ("contract", "path")
+#: The earlier micro-batches' kept rows of the date (key + lineage), a TEMP table.
+T_PRIOR = "_sg_prior_kept"
+CHANGED_CHECK = "processed_files_unchanged"
+#: Changed files named in a fact's detail (all of them are in the metrics).
+DETAIL_FILES = 3
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """A processed file whose bytes differ now from what its micro-batch read."""
+
+    path: str
+    run_id: str
+    processed_size: int
+    processed_sha256: str
+    size: int
+    sha256: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.path} changed after run {self.run_id} processed it "
+            f"(size {self.processed_size} -> {self.size}, "
+            f"sha256 {self.processed_sha256[:12]}… -> {self.sha256[:12]}…); not reprocessed"
+        )
+
+
+@dataclass
+class Incremental:
+    """The micro-batch state of one run, held on ``RunContext.incremental``.
+
+    ``only`` restricts the candidates to these files (the Spark stream hands each of its
+    micro-batches' files, engines/spark_stream.py); by default every file under the
+    source path is a candidate.
+    """
+
+    only: list[str] | None = None
+    processed: int = 0  # candidates already in the ledger (changed or not)
+    changed: list[ChangedFile] = field(default_factory=list)
+    has_prior: bool = False
+    files: list[bind_s.BoundFile] = field(default_factory=list)
+
+    # -- bind ------------------------------------------------------------------------
+    def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
+        """The binding of the new files and the micro-batch's run id.
+
+        Reads the ledger (and the date's kept keys, for dedupe) in one short attach of the
+        warehouse. The writer lock is held, so nothing can commit between this read and
+        this run's publish.
+        """
+        loaded, eng = ctx.loaded, ctx.engine
+        spec = loaded.contract.source
+        if self.only is not None:
+            candidates = sorted({os.path.abspath(p) for p in self.only})
+        else:
+            candidates = bind_s.list_files(loaded, spec, "source")
+        with eng.attached():
+            ledger = read_ledger(eng, loaded.contract.name)
+            new = [p for p in candidates if p not in ledger]
+            if new:
+                self.has_prior = _prepare_prior(ctx)
+        self.processed = len(candidates) - len(new)
+        self.changed = changed_files({p: ledger[p] for p in candidates if p in ledger}, spec)
+        for c in self.changed:
+            ctx.listener.notice(f"drift: processed file {c.describe()}")
+        binding = bind_s.bind(loaded, new)
+        self.files = list(binding.files)
+        ctx.counts["incremental"] = self.metrics()
+        return binding, batch_run_id(loaded, binding)
+
+    # -- dedupe ----------------------------------------------------------------------
+    def against_prior(self, ctx: RunContext, ranked: exp.Select, typed: str) -> exp.Select:
+        """``ranked`` with the rows whose key an earlier micro-batch kept made duplicates.
+
+        Each such row gets ``_rn + 1`` (so none of them is kept) and the kept lineage of the
+        earlier record — exactly what a single run over both batches records when the
+        earlier record comes first in the contract's order (docs/streaming.md).
+        """
+        d = ctx.contract.dedupe
+        if d is None or not self.has_prior:
+            return ranked
+        names = [n for n, _t in ctx.engine.columns(typed)]
+        r, p = "_rk", "_pk"
+        hit = exp.Not(this=exp.Is(this=col("_sg_prior", p), expression=exp.null()))
+
+        def pick(prior: exp.Expression, own: exp.Expression) -> exp.Expression:
+            return exp.Case(ifs=[exp.If(this=hit.copy(), true=prior)], default=own)
+
+        on = exp.and_(
+            exp.Not(this=col("_corrupt", r)),
+            *[exp.EQ(this=col(k, r), expression=col(k, p)) for k in d.key],
+        )
+        return (
+            exp.select(
+                *[col(n, r) for n in names],
+                exp.alias_(
+                    pick(
+                        exp.Add(this=col("_rn", r), expression=exp.Literal.number(1)), col("_rn", r)
+                    ),
+                    ident("_rn"),
+                ),
+                exp.alias_(
+                    pick(col("_source_file", p), col("_kept_source_file", r)),
+                    ident("_kept_source_file"),
+                ),
+                exp.alias_(
+                    pick(col("_source_line", p), col("_kept_source_line", r)),
+                    ident("_kept_source_line"),
+                ),
+            )
+            .from_(exp.Subquery(this=ranked, alias=exp.TableAlias(this=ident(r))))
+            .join(
+                exp.Table(this=ident(T_PRIOR), alias=exp.TableAlias(this=ident(p))),
+                on=on,
+                join_type="LEFT",
+            )
+        )
+
+    # -- facts -----------------------------------------------------------------------
+    def fact(self, ctx: RunContext) -> Fact:
+        """``processed_files_unchanged``: warn while a processed file differs from its bytes
+        as processed (severity warning: it is about earlier batches, not this one)."""
+        from .facts import _check
+
+        n = len(self.changed)
+        names = ", ".join(c.path for c in self.changed[:DETAIL_FILES])
+        more = f" and {n - DETAIL_FILES} more" if n > DETAIL_FILES else ""
+        return _check(
+            CHANGED_CHECK,
+            ctx.contract.owner,
+            "warn" if n else "pass",
+            Decimal(n),
+            "PROCESSED_FILE_CHANGED" if n else "OK",
+            f"{n} processed file(s) changed after processing (not reprocessed): {names}{more}"
+            if n
+            else f"{self.processed} processed files unchanged",
+            threshold_warn=Decimal(0),
+            failed=n,
+            evaluated=self.processed,
+        )
+
+    def metrics(self) -> dict[str, Any]:
+        return {
+            "files_table": FILES_TABLE,
+            "new_files": len(self.files),
+            "processed_before": self.processed,
+            "changed_files": [asdict(c) for c in self.changed],
+        }
+
+    # -- publish ---------------------------------------------------------------------
+    def record_files(self, ctx: RunContext) -> None:
+        """MERGE the batch's files into the ledger — inside the publish transaction.
+
+        Keyed ``(contract, path)``; a rerun of the same micro-batch replaces its rows.
+        Read back: exactly the batch's files must carry its run id, else roll back.
+        """
+        eng = ctx.engine
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
+        rows = [
+            {
+                "contract": ctx.contract.name,
+                "path": f.path,
+                "size": f.size,
+                "mtime": f.mtime,
+                "sha256": f.sha256,
+                "records": f.records,
+                "run_id": ctx.run_id,
+                "logical_date": ctx.loaded.logical_date,
+                "status": ctx.gate.status if ctx.gate else "fail",
+                "engine": eng.name,
+                "processed_at": now,
+            }
+            for f in self.files
+        ]
+        if not eng.table_exists(FILES_TABLE):
+            eng.create_table_as(FILES_TABLE, empty_select(FILE_COLUMNS))
+        eng.execute(
+            merge_rows(FILES_TABLE, FILE_COLUMNS, FILE_KEY, rows, scope=("run_id", ctx.run_id))
+        )
+        got = int(eng.fetch(_count_of_run(ctx.contract.name, ctx.run_id))[0][0])
+        if got != len(rows):
+            raise LedgerError(
+                [
+                    LedgerViolation(
+                        "file_ledger",
+                        f"{got} ledger rows for run {ctx.run_id}, expected {len(rows)}",
+                    )
+                ]
+            )
+        checkpoint("publish:files_recorded")
+
+    # -- no new file -----------------------------------------------------------------
+    def empty_result(self, ctx: RunContext) -> RunResult:
+        """Nothing new: no run, nothing published, exit 0 (changed files still reported)."""
+        from .pipeline import RunResult, warehouse_path
+
+        c = ctx.contract
+        metrics = {
+            "run_id": None,
+            "contract": {"name": c.name, "digest": ctx.loaded.digest, "path": str(ctx.loaded.path)},
+            "logical_date": ctx.loaded.logical_date,
+            "engine": ctx.engine.name,
+            "status": "empty",
+            "message": f"no new files under {c.source.path}: nothing to do",
+            "incremental": self.metrics(),
+            "outputs": {"warehouse": warehouse_path(ctx.loaded)},
+        }
+        return RunResult(metrics, "empty", 0, None)
+
+
+def as_incremental(value: Any) -> Incremental:
+    """``True`` → a fresh :class:`Incremental`; an instance is used as given."""
+    return value if isinstance(value, Incremental) else Incremental()
+
+
+def batch_run_id(loaded: Any, binding: bind_s.Binding) -> str:
+    """Deterministic like a batch run's id, and never equal to one over the same files.
+
+    The first 20 hex digits of SHA-256 over compact JSON
+    ``[contract name, contract digest, logical date, binding digest, "incremental"]``.
+    """
+    doc = [loaded.contract.name, loaded.digest, loaded.logical_date, binding.digest, "incremental"]
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+# -- the ledger ------------------------------------------------------------------------
+
+
+def _count_of_run(contract: str, run_id: str) -> exp.Select:
+    return (
+        exp.select(exp.func("COUNT", exp.Star()))
+        .from_(exp.Table(this=ident(FILES_TABLE)))
+        .where(
+            exp.and_(
+                exp.EQ(this=col("contract"), expression=lit(contract)),
+                exp.EQ(this=col("run_id"), expression=lit(run_id)),
+            )
+        )
+    )
+
+
+def ledger_select(contract: str) -> exp.Select:
+    """Every processed file of ``contract``."""
+    return (
+        exp.select(*[col(n) for n, _t in FILE_COLUMNS])
+        .from_(exp.Table(this=ident(FILES_TABLE)))
+        .where(exp.EQ(this=col("contract"), expression=lit(contract)))
+        .order_by(col("path"))
+    )
+
+
+def read_ledger(eng: Engine, contract: str) -> dict[str, dict[str, Any]]:
+    """path → ledger row (empty before the first micro-batch)."""
+    if not eng.table_exists(FILES_TABLE):
+        return {}
+    return {r["path"]: r for r in eng.fetch_dicts(ledger_select(contract))}
+
+
+def changed_files(processed: dict[str, dict[str, Any]], spec: Any) -> list[ChangedFile]:
+    """Processed files whose bytes differ from the ledger's.
+
+    Size and mtime as in the ledger → unchanged, without reading the file (so a batch
+    does not rehash the whole history); otherwise the file is hashed and compared.
+    A file that disappeared is not a change (landing folders are often cleaned up).
+    """
+    out = []
+    for path, row in sorted(processed.items()):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        if st.st_size == row["size"] and st.st_mtime == row["mtime"]:
+            continue
+        header = spec.csv.header if spec.csv is not None else True
+        now = bind_s.bind_file(path, spec.format, csv_header=header)
+        if now.size != row["size"] or now.sha256 != row["sha256"]:
+            out.append(
+                ChangedFile(
+                    path, row["run_id"], int(row["size"]), row["sha256"], now.size, now.sha256
+                )
+            )
+    return out
+
+
+# -- dedupe across micro-batches ----------------------------------------------------------
+
+
+def prior_select(ctx: RunContext, tables: list[str]) -> exp.Select:
+    """One kept row per key among the date's published rows of ``tables`` (key, lineage).
+
+    Clean rows recycled from the DLQ are copies of inbox rows, not records: left out.
+    """
+    c = ctx.contract
+    keys = list(c.dedupe.key)
+    day = exp.EQ(
+        this=col("_logical_date"), expression=exp.cast(lit(ctx.loaded.logical_date), "DATE")
+    )
+    keyed = [exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys]
+    parts = []
+    for t in tables:
+        where = exp.and_(day.copy(), *[k.copy() for k in keyed])
+        if t == c.outputs.clean:
+            where = exp.and_(where, exp.Is(this=col(RECYCLED_FROM), expression=exp.null()))
+        parts.append(
+            exp.select(*[col(k) for k in keys], col("_source_file"), col("_source_line"))
+            .from_(exp.Table(this=ident(t)))
+            .where(where)
+        )
+    union: exp.Query = parts[0]
+    for part in parts[1:]:
+        union = exp.union(union, part, distinct=False)
+    window = exp.Window(
+        this=exp.RowNumber(),
+        partition_by=[col(k) for k in keys],
+        order=exp.Order(
+            expressions=[
+                exp.Ordered(this=col("_source_file"), nulls_first=False),
+                exp.Ordered(this=col("_source_line"), nulls_first=False),
+            ]
+        ),
+    )
+    numbered = exp.select(
+        *[col(k) for k in keys],
+        col("_source_file"),
+        col("_source_line"),
+        exp.alias_(window, ident("_n")),
+    ).from_(exp.Subquery(this=union, alias=exp.TableAlias(this=ident("_u"))))
+    return (
+        exp.select(
+            *[col(k) for k in keys],
+            col("_source_file"),
+            col("_source_line"),
+            exp.alias_(exp.true(), ident("_sg_prior")),
+        )
+        .from_(exp.Subquery(this=numbered, alias=exp.TableAlias(this=ident("_w"))))
+        .where(exp.EQ(this=col("_n"), expression=exp.Literal.number(1)))
+    )
+
+
+def _prepare_prior(ctx: RunContext) -> bool:
+    """Copy the date's kept keys into the TEMP table :data:`T_PRIOR` (warehouse attached)."""
+    c = ctx.contract
+    if c.dedupe is None:
+        return False
+    eng = ctx.engine
+    tables = [t for t in (c.outputs.clean, c.outputs.quarantine) if eng.table_exists(t)]
+    if not tables:
+        return False
+    eng.create_table_as(T_PRIOR, prior_select(ctx, tables), temporary=True)
+    return True
+
+
+def processed_files(eng: Engine, contract: str) -> list[dict[str, Any]]:
+    """The ledger rows of ``contract`` (for reports: ``sluicegate facts ledger``)."""
+    return list(read_ledger(eng, contract).values())
+
+
+__all__ = [
+    "FILES_TABLE",
+    "ChangedFile",
+    "Incremental",
+    "as_incremental",
+    "batch_run_id",
+    "read_ledger",
+    "stream_ledger",
+]
+
+
+# -- the cumulative ledger ---------------------------------------------------------------
+
+
+def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
+    """The ledger of every run of the contract — micro-batches and batch runs — and in total.
+
+    The DLQ's extended ledger (dlq/ledger.py: ``raw = clean + withheld + duplicates +
+    quarantined + fixed + recycled + rejected`` per run, recycled copies counted once)
+    with, per run, its verdict, when it was published and the files it processed; plus
+    one more proof for micro-batches: the records the file ledger holds for a run equal
+    the run's raw count (so no file's records are counted in two batches or in none).
+    """
+    from ..compile.facts import RUNS_TABLE
+    from ..dlq.ledger import dlq_ledger
+    from ..dlq.store import DlqStore
+    from ..dlq.tables import DlqTables
+
+    c = loaded.contract
+    led = dlq_ledger(DlqStore(loaded, eng, DlqTables.of(c), []))
+    files: dict[str, tuple[int, int]] = {}
+    if eng.table_exists(FILES_TABLE):
+        q = (
+            exp.select(
+                col("run_id"), exp.func("COUNT", exp.Star()), exp.func("SUM", col("records"))
+            )
+            .from_(exp.Table(this=ident(FILES_TABLE)))
+            .where(exp.EQ(this=col("contract"), expression=lit(c.name)))
+            .group_by(col("run_id"))
+        )
+        files = {rid: (int(n), int(rec or 0)) for rid, n, rec in eng.fetch(q)}
+    records: dict[str, dict[str, Any]] = {}
+    if eng.table_exists(RUNS_TABLE):
+        q = (
+            exp.select(col("run_id"), col("status"), col("published_at"))
+            .from_(exp.Table(this=ident(RUNS_TABLE)))
+            .where(exp.EQ(this=col("contract"), expression=lit(c.name)))
+        )
+        records = {r["run_id"]: r for r in eng.fetch_dicts(q)}
+    for r in led["runs"]:
+        rec = records.get(r["run_id"], {})
+        r["status"] = rec.get("status")
+        r["published_at"] = rec.get("published_at")
+        n, rec_records = files.get(r["run_id"], (0, 0))
+        r["micro_batch"] = r["run_id"] in files
+        r["files"] = n
+        if r["micro_batch"] and r["raw"] is not None and rec_records != r["raw"]:
+            led["violations"].append(
+                {
+                    "check": "file_ledger",
+                    "detail": f"run {r['run_id']}: its files hold {rec_records} records, "
+                    f"its raw count is {r['raw']}",
+                }
+            )
+    led["runs"].sort(key=lambda r: (str(r["published_at"] or ""), r["logical_date"], r["run_id"]))
+    led["totals"]["files"] = sum(r["files"] for r in led["runs"])
+    led["totals"]["micro_batches"] = sum(1 for r in led["runs"] if r["micro_batch"])
+    led["balanced"] = not led["violations"]
+    return led

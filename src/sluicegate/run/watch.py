@@ -1,0 +1,176 @@
+"""``sluicegate watch``: poll a landing directory and run micro-batches until stopped.
+
+Each poll is one incremental run (run/incremental.py): new files → one micro-batch with
+its own run id, ledger, gate and facts, published in one transaction with the
+processed-file ledger; no new file → nothing happens. The loop itself holds no state
+that matters for correctness — the warehouse's file ledger does — so a watcher killed at
+any moment (SIGKILL included) is restarted and carries on exactly where the last COMMIT
+left it.
+
+Stopping: the caller passes a :class:`threading.Event` (the CLI sets it on SIGINT and
+SIGTERM). It is checked between batches only, so the batch in flight finishes and
+publishes; the loop then returns with exit 0.
+
+A failing batch (gate ``fail``): ``gate.on_stream_fail: stop`` (the default) ends the
+watch with exit 1; ``continue`` records it (its quarantine and facts are published, its
+clean rows withheld, its files marked processed) and polls on. A ledger violation always
+stops (exit 3): nothing of that batch was published, and a rerun would hit it again.
+
+One watcher per contract: ``watch.lock`` beside the writer lock (same stale-takeover
+rules, run/lock.py). A batch that finds the *writer* lock held — a manual ``sluicegate
+run`` of the contract — waits for the next poll instead of failing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import LockedError
+from ..report.events import Listener
+from .lock import WriterLock
+from .metrics import lock_path
+
+if TYPE_CHECKING:
+    from ..contract.loader import LoadedContract
+    from .pipeline import RunResult
+
+
+class WatchListener(Listener, Protocol):
+    """A :class:`Listener` that is also told about whole batches and idle polls."""
+
+    def batch(self, number: int, result: RunResult) -> None:
+        """Micro-batch ``number`` (1-based, this watcher's) ended with ``result``."""
+
+    def idle(self, message: str) -> None:
+        """A poll found nothing new (or had to wait for the writer lock)."""
+
+
+@dataclass
+class WatchOutcome:
+    """How a watch ended: exit code, why, and the batches it ran."""
+
+    exit_code: int
+    reason: str  # stopped | max_batches | idle | gate_failed | ledger_violation
+    batches: int = 0
+    failed: int = 0
+    results: list[Any] = field(default_factory=list)  # RunResult of every non-empty batch
+
+
+def watch_lock_path(loaded: LoadedContract) -> Path:
+    """``<warehouse stem>.runs/<contract>/watch.lock``: one watcher per contract."""
+    return lock_path(loaded).with_name("watch.lock")
+
+
+def watch(
+    load: Callable[[], LoadedContract],
+    *,
+    listener: WatchListener,
+    stop: threading.Event,
+    engine_name: str | None = None,
+    engine_options: dict[str, Any] | None = None,
+    interval: float = 5.0,
+    max_batches: int | None = None,
+    until_idle: bool = False,
+) -> WatchOutcome:
+    """Run micro-batches until ``stop`` is set, ``max_batches`` ran, or (``until_idle``)
+    a poll finds nothing new.
+
+    ``load`` is called before every batch: with no pinned ``--logical-date`` each batch
+    gets the current date (a watch that runs past midnight files the next batches under
+    the new date). On Spark the stream is Spark's own (engines/spark_stream.py).
+    """
+    first = load()
+    name = engine_name or first.contract.engine.name
+    wlock = WriterLock(watch_lock_path(first), first.contract.name)
+    with wlock.hold():
+        if wlock.took_over is not None:
+            listener.notice(f"took over a stale watch lock from {wlock.took_over.describe()}")
+        if name == "spark":
+            from ..engines.spark_stream import watch_stream
+
+            return watch_stream(
+                load,
+                listener=listener,
+                stop=stop,
+                engine_options=engine_options,
+                interval=interval,
+                max_batches=max_batches,
+                until_idle=until_idle,
+            )
+        return _poll(load, listener, stop, name, engine_options, interval, max_batches, until_idle)
+
+
+def _poll(
+    load: Callable[[], LoadedContract],
+    listener: WatchListener,
+    stop: threading.Event,
+    engine_name: str,
+    engine_options: dict[str, Any] | None,
+    interval: float,
+    max_batches: int | None,
+    until_idle: bool,
+) -> WatchOutcome:
+    from .pipeline import run_contract
+
+    out = WatchOutcome(0, "stopped")
+    while not stop.is_set():
+        loaded = load()
+        try:
+            result = run_contract(
+                loaded,
+                engine_name=engine_name,
+                listener=listener,
+                engine_options=engine_options,
+                incremental=True,
+            )
+        except LockedError as exc:
+            if until_idle:  # a one-shot run is refused like any run (exit 5)
+                raise
+            listener.idle(f"waiting: {exc.message}")
+            stop.wait(interval)
+            continue
+        if result.status == "empty":
+            listener.idle(result.metrics.get("message", "no new files"))
+            if until_idle:
+                out.reason = "idle"
+                return out
+        else:
+            decided = judge(out, result, loaded.contract.gate.on_stream_fail, listener)
+            if decided is not None:
+                return decided
+            if max_batches is not None and out.batches >= max_batches:
+                out.reason = "max_batches"
+                return out
+            if until_idle:
+                continue  # new files may have landed while the batch ran
+        stop.wait(interval)
+    return out
+
+
+def judge(
+    out: WatchOutcome, result: RunResult, on_stream_fail: str, listener: WatchListener
+) -> WatchOutcome | None:
+    """Count a finished batch; return the outcome if it ends the watch (shared with Spark)."""
+    out.batches += 1
+    out.results.append(result)
+    listener.batch(out.batches, result)
+    if result.status == "ledger_violation":
+        out.exit_code, out.reason = 3, "ledger_violation"
+        return out
+    if result.status == "fail":
+        out.failed += 1
+        if on_stream_fail == "stop":
+            out.exit_code, out.reason = 1, "gate_failed"
+            return out
+        listener.notice(
+            f"batch {out.batches} failed its gate; gate.on_stream_fail is 'continue': "
+            "its clean rows are withheld, the watch goes on"
+        )
+    return None
+
+
+__all__ = ["WatchListener", "WatchOutcome", "judge", "watch", "watch_lock_path"]
