@@ -116,3 +116,26 @@ def test_duckdb_float_form_matches_c_formatting(values):
     q = exp.select(exp.column("i"), json_value(exp.column("v"), "float", "duckdb")).from_("f")
     got = [r[1] for r in con.execute(render(q.order_by("i"), "duckdb")).fetchall()]
     assert got == [reference_value(v, "float") for v in values]
+
+
+@pytest.mark.duckdb
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.none(), TEXT), min_size=1, max_size=50))
+def test_duckdb_udf_is_xxhash64_seed_42_signed(texts):
+    import xxhash
+
+    def want(t: str | None) -> int:
+        if t is None:
+            return 42  # Spark: xxhash64(NULL) is the seed
+        u = xxhash.xxh64_intdigest(t.encode("utf-8"), seed=42)
+        return u - (1 << 64) if u >= 1 << 63 else u
+
+    eng = open_engine("duckdb", ":memory:")
+    try:
+        got = [
+            eng.fetch(exp.select(exp.func("sg_xxhash64", exp.cast(lit(t), "VARCHAR"))))[0][0]
+            for t in texts
+        ]
+    finally:
+        eng.close()
+    assert got == [want(t) for t in texts]

@@ -114,3 +114,11 @@ def test_key_depends_on_lineage_and_date():
     keys = {reference_key(SOURCE_TABLE, reference_json(r, KINDS)) for r in (ROW, moved, other_day)}
     assert len(keys) == 3
     assert reference_key("other_table", EXPECTED_JSON) != EXPECTED_KEY
+
+
+def test_docs_state_the_same_vector():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "dlq.md").read_text(encoding="utf-8")
+    assert EXPECTED_JSON in doc
+    assert f"_dlq_sk = {EXPECTED_KEY}" in doc

@@ -20,6 +20,9 @@ from ..engines import Engine, open_engine
 from ..errors import UsageError
 from .tables import STATUSES, DlqTables
 
+#: How long an operator command waits for a publishing run to release the warehouse.
+WAIT_SECONDS = 30.0
+
 
 @dataclass
 class DlqStore:
@@ -113,7 +116,9 @@ def open_store(
             hint="run the contract first: sluicegate run CONTRACT",
         )
     name = engine_name or loaded.contract.engine.name
-    eng = open_engine(name, path, read_only=read_only)
+    # A run holds the DuckDB file only while it publishes: wait for it rather than fail.
+    options = {"wait_seconds": WAIT_SECONDS} if name == "duckdb" else {}
+    eng = open_engine(name, path, read_only=read_only, **options)
     try:
         if not eng.table_exists(tables.inbox):
             raise UsageError(
