@@ -320,6 +320,19 @@ def test_drift_is_reported(corpus):
     assert mismatched == {"qty", "name", "ts", "score", "price", "id"}
 
 
+def test_a_field_whose_values_never_cast_is_drift(tmp_path):
+    write_lines(
+        tmp_path / "data" / "x.json", [b'{"id":1,"qty":"a"}', b'{"id":2,"qty":"b"}', b'{"id":3}']
+    )
+    write_contract(tmp_path, rules=[])
+    r = run(tmp_path)
+    check_ledger(r, 3)
+    drift = {(e["kind"], e["field"]): e["records"] for e in r.metrics["drift"]}
+    assert drift[("field_never_casts", "qty")] == 2
+    assert ("type_mismatch", "qty") not in drift
+    assert ("declared_field_absent", "price") in drift
+
+
 def test_an_only_empty_input_balances_at_zero(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "empty.json").write_bytes(b"")
@@ -604,10 +617,7 @@ def test_mutant_nested_value_taken_as_text_is_caught(small, monkeypatch):
         sel = real(*a, **k)
         for e in sel.expressions:
             if e.alias.startswith("_s"):  # keep the extracted text even when it is nested
-                i = int(e.alias[2:])
-                value = exp.Bracket(
-                    this=exp.column("_v"), expressions=[exp.Literal.number(i + 1)], offset=1
-                )
+                value = exp.column(f"_t{e.alias[2:]}")
                 e.set("this", exp.Case(ifs=[exp.If(this=exp.column("_ok"), true=value)]))
             elif e.alias.startswith("_n"):
                 e.set("this", exp.false())

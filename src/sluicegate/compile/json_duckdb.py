@@ -101,6 +101,13 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         alias(when_obj(_fn("json_keys", line.copy())), "_k"),
     ).from_(sub(j, "_j"))
 
+    # each value is taken out of the list once (array_extract copies the string)
+    w = exp.select(
+        *[col(c) for c in carried],
+        col("_k"),
+        *[alias(_bracket("_v", i), f"_t{i}") for i in range(n)],
+    ).from_(sub(v, "_v"))
+
     present = [_fn("list_contains", col("_k"), lit(nm)) for nm in names]
     counted = exp.paren(
         _sum([exp.Cast(this=p.copy(), to=exp.DataType.build("INTEGER")) for p in present])
@@ -108,7 +115,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     extra = exp.NEQ(this=exp.func("LEN", col("_k")), expression=counted)
     nested = []
     for i, nm in enumerate(names):
-        value = _bracket("_v", i)
+        value = col(f"_t{i}")
         looks_nested = exp.or_(
             _fn("starts_with", value.copy(), lit("{")),
             _fn("starts_with", value.copy(), lit("[")),
@@ -125,12 +132,12 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         )
     k = exp.select(
         *[col(c) for c in carried],
-        col("_v"),
+        *[col(f"_t{i}") for i in range(n)],
         col("_k"),
         alias(exp.func("COALESCE", extra, exp.false()), "_e"),
         *nested,
         *[alias(exp.Not(this=p), f"_a{i}") for i, p in enumerate(present)],
-    ).from_(sub(v, "_v"))
+    ).from_(sub(w, "_w"))
 
     dup = exp.Case(
         ifs=[
@@ -146,7 +153,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     )
     d = exp.select(
         *[col(c) for c in carried],
-        col("_v"),
+        *[col(f"_t{i}") for i in range(n)],
         col("_e"),
         alias(exp.and_(col("_obj"), exp.Not(this=dup)), "_ok"),
         *[col(f"_n{i}") for i in range(n)],
@@ -173,7 +180,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
                 ifs=[
                     exp.If(
                         this=exp.and_(col("_ok"), exp.Not(this=col(f"_n{i}"))),
-                        true=_bracket("_v", i),
+                        true=col(f"_t{i}"),
                     )
                 ]
             ),

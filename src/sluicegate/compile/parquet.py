@@ -41,6 +41,7 @@ INTEGER_TYPES = {
     "TINYINT",
     "SMALLINT",
     "INTEGER",
+    "INT",
     "BIGINT",
     "HUGEINT",
     "UTINYINT",
@@ -49,7 +50,14 @@ INTEGER_TYPES = {
     "UBIGINT",
     "UHUGEINT",
 }
-TIMESTAMP_TYPES = {"TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "DATETIME"}
+TIMESTAMP_TYPES = {
+    "TIMESTAMP",
+    "TIMESTAMP_NS",
+    "TIMESTAMP_MS",
+    "TIMESTAMP_S",
+    "TIMESTAMP_NTZ",
+    "DATETIME",
+}
 TIMESTAMPTZ_TYPES = {"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"}
 
 # declared kind -> physical kinds cast directly (TRY_CAST); "text" kinds go through the text
@@ -75,7 +83,7 @@ def physical_kind(type_text: str) -> str:
     """Classify an engine type name: integer, decimal, float, string, boolean, date,
     timestamp, timestamptz, nested, binary or other."""
     t = type_text.strip().upper()
-    if t.endswith("]") or re.match(r"^(STRUCT|MAP|UNION)\b", t):
+    if t.endswith("]") or re.match(r"^(STRUCT|MAP|UNION|ARRAY|LIST)\b", t):
         return "nested"
     if t in INTEGER_TYPES:
         return "integer"

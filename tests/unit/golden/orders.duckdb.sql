@@ -137,10 +137,10 @@ FROM (
           "_source_line",
           "_line",
           "_ok",
-          CASE WHEN "_ok" AND NOT "_n0" THEN "_v"[1] END AS "_s0",
-          CASE WHEN "_ok" AND NOT "_n1" THEN "_v"[2] END AS "_s1",
-          CASE WHEN "_ok" AND NOT "_n2" THEN "_v"[3] END AS "_s2",
-          CASE WHEN "_ok" AND NOT "_n3" THEN "_v"[4] END AS "_s3",
+          CASE WHEN "_ok" AND NOT "_n0" THEN "_t0" END AS "_s0",
+          CASE WHEN "_ok" AND NOT "_n1" THEN "_t1" END AS "_s1",
+          CASE WHEN "_ok" AND NOT "_n2" THEN "_t2" END AS "_s2",
+          CASE WHEN "_ok" AND NOT "_n3" THEN "_t3" END AS "_s3",
           "_ok" AND "_n0" AS "_n0",
           "_ok" AND "_n1" AS "_n1",
           "_ok" AND "_n2" AS "_n2",
@@ -162,7 +162,10 @@ FROM (
             "_source_line",
             "_line",
             "_obj",
-            "_v",
+            "_t0",
+            "_t1",
+            "_t2",
+            "_t3",
             "_e",
             "_obj"
             AND NOT CASE WHEN "_e" THEN LENGTH(LIST_DISTINCT("_k")) <> LENGTH("_k") ELSE FALSE END AS "_ok",
@@ -180,7 +183,10 @@ FROM (
               "_source_line",
               "_line",
               "_obj",
-              "_v",
+              "_t0",
+              "_t1",
+              "_t2",
+              "_t3",
               "_k",
               COALESCE(
                 LENGTH("_k") <> (
@@ -189,22 +195,22 @@ FROM (
                 FALSE
               ) AS "_e",
               CASE
-                WHEN STARTS_WITH("_v"[1], '{') OR STARTS_WITH("_v"[1], '[')
+                WHEN STARTS_WITH("_t0", '{') OR STARTS_WITH("_t0", '[')
                 THEN JSON_TYPE("_line", '$."oid"') IN ('OBJECT', 'ARRAY')
                 ELSE FALSE
               END AS "_n0",
               CASE
-                WHEN STARTS_WITH("_v"[2], '{') OR STARTS_WITH("_v"[2], '[')
+                WHEN STARTS_WITH("_t1", '{') OR STARTS_WITH("_t1", '[')
                 THEN JSON_TYPE("_line", '$."cid"') IN ('OBJECT', 'ARRAY')
                 ELSE FALSE
               END AS "_n1",
               CASE
-                WHEN STARTS_WITH("_v"[3], '{') OR STARTS_WITH("_v"[3], '[')
+                WHEN STARTS_WITH("_t2", '{') OR STARTS_WITH("_t2", '[')
                 THEN JSON_TYPE("_line", '$."amt"') IN ('OBJECT', 'ARRAY')
                 ELSE FALSE
               END AS "_n2",
               CASE
-                WHEN STARTS_WITH("_v"[4], '{') OR STARTS_WITH("_v"[4], '[')
+                WHEN STARTS_WITH("_t3", '{') OR STARTS_WITH("_t3", '[')
                 THEN JSON_TYPE("_line", '$."ots"') IN ('OBJECT', 'ARRAY')
                 ELSE FALSE
               END AS "_n3",
@@ -218,36 +224,48 @@ FROM (
                 "_source_line",
                 "_line",
                 "_obj",
-                CASE
-                  WHEN "_obj"
-                  THEN JSON_EXTRACT_STRING("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
-                END AS "_v",
-                CASE WHEN "_obj" THEN JSON_KEYS("_line") END AS "_k"
+                "_k",
+                "_v"[1] AS "_t0",
+                "_v"[2] AS "_t1",
+                "_v"[3] AS "_t2",
+                "_v"[4] AS "_t3"
               FROM (
                 SELECT
                   "_source_file",
                   "_source_line",
                   "_line",
+                  "_obj",
                   CASE
-                    WHEN CASE WHEN "_bad_utf8" THEN FALSE ELSE JSON_VALID("_line") END
-                    THEN (
-                      STARTS_WITH("_line", '{') OR REGEXP_MATCHES("_line", '^[ \t\r\n]*\{')
-                    )
-                    AND NOT CASE
-                      WHEN REGEXP_MATCHES("_line", ',[ \t\r\n]*[\]}]')
-                      OR CONTAINS(LOWER("_line"), 'nan')
-                      OR CONTAINS(LOWER("_line"), 'inf')
-                      THEN REGEXP_MATCHES(
-                        REGEXP_REPLACE("_line", '"(?:[^"\\]|\\.)*"|([:,\[][ \t\r\n]*)(?:NaN|-?Infinity)', '\1', 'g'),
-                        ',[ \t\r\n]*[\]}]|(?i:nan|inf)'
+                    WHEN "_obj"
+                    THEN JSON_EXTRACT_STRING("_line", ['$."oid"', '$."cid"', '$."amt"', '$."ots"'])
+                  END AS "_v",
+                  CASE WHEN "_obj" THEN JSON_KEYS("_line") END AS "_k"
+                FROM (
+                  SELECT
+                    "_source_file",
+                    "_source_line",
+                    "_line",
+                    CASE
+                      WHEN CASE WHEN "_bad_utf8" THEN FALSE ELSE JSON_VALID("_line") END
+                      THEN (
+                        STARTS_WITH("_line", '{') OR REGEXP_MATCHES("_line", '^[ \t\r\n]*\{')
                       )
+                      AND NOT CASE
+                        WHEN REGEXP_MATCHES("_line", ',[ \t\r\n]*[\]}]')
+                        OR CONTAINS(LOWER("_line"), 'nan')
+                        OR CONTAINS(LOWER("_line"), 'inf')
+                        THEN REGEXP_MATCHES(
+                          REGEXP_REPLACE("_line", '"(?:[^"\\]|\\.)*"|([:,\[][ \t\r\n]*)(?:NaN|-?Infinity)', '\1', 'g'),
+                          ',[ \t\r\n]*[\]}]|(?i:nan|inf)'
+                        )
+                        ELSE FALSE
+                      END
                       ELSE FALSE
-                    END
-                    ELSE FALSE
-                  END AS "_obj"
-                FROM "_sg_lines" AS "_lp"
-              ) AS "_j"
-            ) AS "_v"
+                    END AS "_obj"
+                  FROM "_sg_lines" AS "_lp"
+                ) AS "_j"
+              ) AS "_v"
+            ) AS "_w"
           ) AS "_k"
         ) AS "_d"
       ) AS "_t"
