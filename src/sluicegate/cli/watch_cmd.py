@@ -59,7 +59,7 @@ class WatchConsole(CliConsole):
         style = {"pass": "green", "warn": "yellow"}.get(result.status, "red")
         self.line(
             f"batch {number}: run {m.get('run_id')} ({m.get('logical_date')}), "
-            f"{inc.get('new_files', 0)} files: raw {led.get('raw', 0)} = clean "
+            f"{_files(inc.get('new_files', 0))}: raw {led.get('raw', 0)} = clean "
             f"{led.get('clean', 0)} + quarantined {led.get('quarantined', 0)} + duplicates "
             f"{led.get('duplicates', 0)}; gate {result.status.upper()}"
             + ("" if result.status != "fail" else " (clean rows withheld)"),
@@ -73,6 +73,10 @@ class WatchConsole(CliConsole):
         if not self._idle_shown and not self.json_mode and not self.full:
             self.notice(message)
         self._idle_shown = True
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def verdict_line(con: CliConsole, m: dict[str, Any], status: str, *, brief: bool = False) -> None:
@@ -225,7 +229,7 @@ def watch_cmd(
             load = _loader(contract, parse_vars(variables), logical_date)
             if not quiet and not as_json:
                 loaded = load()
-                src = loaded.resolve_path(loaded.contract.source.path)
+                src = os.path.abspath(loaded.resolve_path(loaded.contract.source.path))
                 con.line(f"watching {src} every {interval:g}s (Ctrl-C stops after the batch)")
             out = watch(
                 load,

@@ -100,7 +100,7 @@ class Incremental:
     """
 
     only: list[str] | None = None
-    processed: int = 0  # candidates already in the ledger (changed or not)
+    processed: int = 0  # files in the ledger before this batch (changed or not)
     changed: list[ChangedFile] = field(default_factory=list)
     has_prior: bool = False
     files: list[bind_s.BoundFile] = field(default_factory=list)
@@ -124,8 +124,10 @@ class Incremental:
             new = [p for p in candidates if p not in ledger]
             if new:
                 self.has_prior = _prepare_prior(ctx)
-        self.processed = len(candidates) - len(new)
-        self.changed = changed_files({p: ledger[p] for p in candidates if p in ledger}, spec)
+        # every processed file is checked, not only this batch's candidates: the Spark
+        # stream offers only new files, and a changed file is never offered again
+        self.processed = len(ledger)
+        self.changed = changed_files(ledger, spec)
         for c in self.changed:
             ctx.listener.notice(f"drift: processed file {c.describe()}")
         binding = bind_s.bind(loaded, new)
