@@ -619,8 +619,13 @@ def test_mutant_nested_value_taken_as_text_is_caught(small, monkeypatch):
             if e.alias.startswith("_s"):  # keep the extracted text even when it is nested
                 value = exp.column(f"_t{e.alias[2:]}")
                 e.set("this", exp.Case(ifs=[exp.If(this=exp.column("_ok"), true=value)]))
-            elif e.alias.startswith("_n"):
-                e.set("this", exp.false())
+        sel.set(
+            "expressions",
+            [
+                exp.alias_(exp.false(), e.alias_or_name) if e.alias_or_name.startswith("_n") else e
+                for e in sel.expressions
+            ],
+        )
         return sel
 
     monkeypatch.setattr(json_duckdb, "text_select", flat)

@@ -191,8 +191,10 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     return exp.select(
         *[col(c) for c in [*LINEAGE, *partitions, "_line", "_ok"]],
         *texts,
-        *[alias(exp.and_(col("_ok"), col(f"_n{i}")), f"_n{i}") for i in range(n)],
-        *[alias(exp.and_(col("_ok"), col(f"_a{i}")), f"_a{i}") for i in range(n)],
+        # _n and _a of a corrupt line are meaningless: finish() and the drift counts
+        # read them only together with _ok / _corrupt
+        *[col(f"_n{i}") for i in range(n)],
+        *[col(f"_a{i}") for i in range(n)],
         alias(undeclared, "_undeclared"),
     ).from_(sub(d, "_d"))
 

@@ -185,7 +185,10 @@ def finish(
         *texts,
         *[col(nm) for nm in names],
         *[alias(m, f"_x{i}") for i, m in enumerate(mism)],
-        *[alias(exp.func("COALESCE", col(f"_a{i}"), exp.false()), f"_a{i}") for i in range(n)],
+        *[
+            alias(exp.func("COALESCE", exp.and_(col("_ok"), col(f"_a{i}")), exp.false()), f"_a{i}")
+            for i in range(n)
+        ],
     ).from_(sub(c, "_c"))
 
     any_mism = exp.or_(*[col(f"_x{i}") for i in range(n)])

@@ -92,10 +92,10 @@ FROM (
           NOT "_s3" IS NULL AND "ots" IS NULL
         )
       ) AS "_x3",
-      COALESCE("_a0", FALSE) AS "_a0",
-      COALESCE("_a1", FALSE) AS "_a1",
-      COALESCE("_a2", FALSE) AS "_a2",
-      COALESCE("_a3", FALSE) AS "_a3"
+      COALESCE("_ok" AND "_a0", FALSE) AS "_a0",
+      COALESCE("_ok" AND "_a1", FALSE) AS "_a1",
+      COALESCE("_ok" AND "_a2", FALSE) AS "_a2",
+      COALESCE("_ok" AND "_a3", FALSE) AS "_a3"
     FROM (
       SELECT
         "_source_file",
@@ -141,14 +141,14 @@ FROM (
           CASE WHEN "_ok" AND NOT "_n1" THEN "_t1" END AS "_s1",
           CASE WHEN "_ok" AND NOT "_n2" THEN "_t2" END AS "_s2",
           CASE WHEN "_ok" AND NOT "_n3" THEN "_t3" END AS "_s3",
-          "_ok" AND "_n0" AS "_n0",
-          "_ok" AND "_n1" AS "_n1",
-          "_ok" AND "_n2" AS "_n2",
-          "_ok" AND "_n3" AS "_n3",
-          "_ok" AND "_a0" AS "_a0",
-          "_ok" AND "_a1" AS "_a1",
-          "_ok" AND "_a2" AS "_a2",
-          "_ok" AND "_a3" AS "_a3",
+          "_n0",
+          "_n1",
+          "_n2",
+          "_n3",
+          "_a0",
+          "_a1",
+          "_a2",
+          "_a3",
           CASE
             WHEN "_ok" AND "_e"
             THEN NULLIF(
