@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..contract.loader import LoadedContract
-from ..contract.semantics import hive_partition_names
+from ..contract.semantics import partition_names
 from . import dedupe as dedupe_c
 from . import outputs as out_c
 from . import read as read_c
@@ -29,7 +29,7 @@ class Step:
 def plan(loaded: LoadedContract, dialect: str, *, run_id: str = "<run_id>") -> list[Step]:
     """Build every statement of a run for ``dialect`` (the reader only where it compiles)."""
     c = loaded.contract
-    partitions = hive_partition_names(c.source.path)
+    partitions = partition_names(c.source)
     visible = {**c.source.columns, **dict.fromkeys(partitions, None)}
     rules, memberships = compile_rules(
         c.rules, visible, {n: r.columns for n, r in c.references.items()}
