@@ -144,6 +144,16 @@ def compile_cmd(
     type=click.Choice(["duckdb", "spark"]),
     help="Engine (default: the contract's, else duckdb).",
 )
+@click.option(
+    "--spark-master",
+    metavar="URL",
+    help="Spark master: local[*] (default), local[4], spark://host:7077 (implies --engine spark).",
+)
+@click.option(
+    "--spark-remote",
+    metavar="URL",
+    help="Spark Connect server, sc://host:15002 (implies --engine spark).",
+)
 @var_option
 @date_option
 @click.option(
@@ -162,6 +172,8 @@ def compile_cmd(
 def run(
     contract: str,
     engine: str | None,
+    spark_master: str | None,
+    spark_remote: str | None,
     variables: tuple[str, ...],
     logical_date: str | None,
     as_json: bool,
@@ -178,19 +190,41 @@ def run(
     from ..contract.loader import load_contract
     from ..run.pipeline import run_contract
 
+    engine, engine_options = spark_options(engine, spark_master, spark_remote)
     if incremental:  # micro-batches over a landing directory (cli/watch_cmd.py)
         from .watch_cmd import run_incremental
 
         run_incremental(
-            contract, parse_vars(variables), logical_date, engine, as_json=as_json, quiet=quiet
+            contract,
+            parse_vars(variables),
+            logical_date,
+            engine,
+            as_json=as_json,
+            quiet=quiet,
+            engine_options=engine_options,
         )
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
     con = CliConsole(quiet=quiet or as_json, json_mode=as_json)
     try:
-        result = run_contract(loaded, engine_name=engine, listener=con)
+        result = run_contract(
+            loaded, engine_name=engine, listener=con, engine_options=engine_options
+        )
     finally:
         con.stop()
     finish_run(con, result, as_json=as_json, quiet=quiet)
+
+
+def spark_options(
+    engine: str | None, master: str | None, remote: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """``--spark-master``/``--spark-remote`` select the Spark engine and say where it runs."""
+    if not master and not remote:
+        return engine, None
+    if engine == "duckdb":
+        from ..errors import UsageError
+
+        raise UsageError("--spark-master and --spark-remote need --engine spark, not duckdb")
+    return "spark", {"master": master, "remote": remote}
 
 
 def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> None:

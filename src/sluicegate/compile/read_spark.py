@@ -195,6 +195,18 @@ def yyjson_double(j: exp.Expression, m: exp.Expression, e: exp.Expression) -> ex
     )
 
 
+def number_text(
+    ty: exp.Expression, raw: exp.Expression, formatted: exp.Expression
+) -> exp.Expression:
+    """An integer too long even for DECIMAL(38) is a DOUBLE in a variant, but DuckDB keeps
+    its digits: take them from the string-valued parse (``raw``), where Jackson wrote them."""
+    is_int = exp.and_(
+        exp.EQ(this=ty.copy(), expression=lit("DOUBLE")),
+        exp.RegexpLike(this=raw.copy(), expression=lit(r"^-?[0-9]+\z")),
+    )
+    return _case(is_int, raw, formatted)
+
+
 def is_nested(ty: exp.Expression) -> exp.Expression:
     """The variant type (``schema_of_variant``) is an object or an array."""
     return exp.or_(
@@ -344,7 +356,8 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     ).from_(sub(o, "_o"))
 
     nested = [exp.func("COALESCE", is_nested(col(f"_ty{i}")), exp.false()) for i in range(n)]
-    need_raw = exp.or_(col("_extra"), *nested) if nested else col("_extra")
+    doubles = [exp.EQ(this=col(f"_ty{i}"), expression=lit("DOUBLE")) for i in range(n)]
+    need_raw = exp.or_(col("_extra"), *nested, *doubles)
     declared = exp.Array(expressions=[lit(nm) for nm in names])
     undeclared_entries = exp.ArrayFilter(
         this=_fn("MAP_ENTRIES", m.copy()),
@@ -370,7 +383,14 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     v = exp.select(
         exp.Star(),
         *[
-            alias(yyjson_double(col(f"_jd{i}"), col(f"_jm{i}"), col(f"_je{i}")), f"_num{i}")
+            alias(
+                number_text(
+                    col(f"_ty{i}"),
+                    _fn("TRY_ELEMENT_AT", col("_sm"), lit(names[i])),
+                    yyjson_double(col(f"_jd{i}"), col(f"_jm{i}"), col(f"_je{i}")),
+                ),
+                f"_num{i}",
+            )
             for i in range(n)
         ],
         alias(_struct_each(col("_ue1"), "u", _parts_entry), "_ue"),
@@ -388,7 +408,11 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
                 json_value(
                     f("v"),
                     f("ty"),
-                    yyjson_double(f("jd"), f("jm"), f("je")),
+                    number_text(
+                        f("ty"),
+                        _fn("TRY_ELEMENT_AT", col("_sm"), f("k")),
+                        yyjson_double(f("jd"), f("jm"), f("je")),
+                    ),
                     _fn("TRY_ELEMENT_AT", col("_sm"), f("k")),
                 ),
             ),
@@ -418,7 +442,6 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         alias(undeclared, "_undeclared"),
         *[col(c) for c in _carried_for_rescue(n)],
     ).from_(sub(v, "_v"))
-
 
 
 def _struct(values: dict[str, exp.Expression]) -> exp.Struct:

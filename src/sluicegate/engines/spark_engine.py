@@ -22,7 +22,11 @@ Example (what ``sluicegate run CONTRACT --engine spark`` does underneath)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
@@ -33,10 +37,13 @@ from sqlglot import exp
 from ..errors import SluiceError
 from .base import Engine, EngineCapabilities
 from .spark_dml import rewrite, static_partitions, target_name
-from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet
+from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
 from .spark_tx import Transaction, conform, nullable, read_published
 from .spark_warehouse import PARTITION, Warehouse
+
+BIG_STATEMENT = 20_000
+"""SQL longer than this (characters) runs without whole-stage codegen (see ``_sized``)."""
 
 
 def _py(value: Any) -> Any:
@@ -107,7 +114,31 @@ class SparkEngine(Engine):
         sql = statement if isinstance(statement, str) else self.render(statement)
         return self.spark.sql(sql)
 
+    @contextmanager
+    def _sized(self, statement: exp.Expression | str) -> Iterator[None]:
+        """Run a very large statement without whole-stage code generation.
+
+        Whole-stage codegen fuses a stage's operators into one Java method, which the JVM
+        caps at 64 KB; the reader of a wide contract exceeds it, and Spark then logs a
+        compile error and falls back after wasting the compile time. Statements whose SQL
+        is longer than ``BIG_STATEMENT`` characters are planned with it off from the
+        start (expressions are still compiled, per operator).
+        """
+        sql = statement if isinstance(statement, str) else self.render(statement)
+        if len(sql) <= BIG_STATEMENT:
+            yield
+            return
+        self.spark.conf.set("spark.sql.codegen.wholeStage", "false")
+        try:
+            yield
+        finally:
+            self.spark.conf.set("spark.sql.codegen.wholeStage", "true")
+
     def execute(self, statement: exp.Expression | str) -> None:
+        with self._sized(statement):
+            self._execute(statement)
+
+    def _execute(self, statement: exp.Expression | str) -> None:
         if isinstance(statement, exp.Insert | exp.Delete | exp.Update | exp.Merge):
             self._dml(statement)
         elif isinstance(statement, exp.Create) and statement.kind in ("TABLE", "VIEW"):
@@ -118,19 +149,21 @@ class SparkEngine(Engine):
                 isinstance(p, exp.TemporaryProperty)
                 for p in (statement.args.get("properties") or exp.Properties()).expressions
             )
-            self.create_table_as(statement.this.name, statement.expression, temporary=temporary)
+            self._create_table_as(statement.this.name, statement.expression, temporary=temporary)
         elif isinstance(statement, exp.Drop) and statement.kind in ("TABLE", "VIEW"):
             self._drop(statement.this.name, if_exists=bool(statement.args.get("exists")))
         else:
             self._df(statement).collect()
 
     def fetch(self, query: exp.Expression | str) -> list[tuple]:
-        return [tuple(_py(v) for v in row) for row in self._df(query).collect()]
+        with self._sized(query):
+            return [tuple(_py(v) for v in row) for row in self._df(query).collect()]
 
     def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
-        df = self._df(query)
-        names = df.columns
-        return [dict(zip(names, (_py(v) for v in row), strict=True)) for row in df.collect()]
+        with self._sized(query):
+            df = self._df(query)
+            names = df.columns
+            return [dict(zip(names, (_py(v) for v in row), strict=True)) for row in df.collect()]
 
     # -- inputs ----------------------------------------------------------------------
     def load_lines(self, files: Sequence[str], table: str) -> None:
@@ -145,6 +178,10 @@ class SparkEngine(Engine):
     def create_table_as(
         self, table: str, query: exp.Expression, *, temporary: bool = False
     ) -> None:
+        with self._sized(query):
+            self._create_table_as(table, query, temporary=temporary)
+
+    def _create_table_as(self, table: str, query: exp.Expression, *, temporary: bool) -> None:
         df = self._df(query)
         if temporary:
             self._temp_view(table, df, cache=True)
@@ -175,6 +212,22 @@ class SparkEngine(Engine):
         if df is None:
             raise SluiceError(f"no table '{table}' in the Spark warehouse {self.warehouse}")
         return df
+
+    def write_parquet_partitioned(
+        self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str
+    ) -> None:
+        """Hive-layout Parquet as DuckDB's COPY writes it: one ``<prefix>-<i>.parquet`` per
+        partition folder (Spark names its files itself, so they are renamed after writing)."""
+        target = Path(directory)
+        scratch = target / f".spark-{os.getpid()}"
+        df = self._df(query).repartition(*[F.col(f"`{p}`") for p in partition_by])
+        df.write.mode("overwrite").partitionBy(*partition_by).parquet(spark_path(str(scratch)))
+        for folder in sorted({p.parent for p in scratch.rglob("*.parquet")}):
+            rel = folder.relative_to(scratch)
+            (target / rel).mkdir(parents=True, exist_ok=True)
+            for i, part in enumerate(sorted(folder.glob("*.parquet"))):
+                os.replace(part, target / rel / f"{file_prefix}-{i}.parquet")
+        shutil.rmtree(scratch, ignore_errors=True)
 
     # -- transactions ----------------------------------------------------------------
     def begin(self) -> None:

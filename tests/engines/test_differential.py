@@ -1,0 +1,179 @@
+"""Differential: the example contracts give the same outcomes on DuckDB and on Spark.
+
+Each contract runs once per engine on the same input (same run id: only the warehouse
+location differs, set after loading so the contract digest is the same). Then every
+output is read back *independently of the engines* — DuckDB's file with DuckDB, Spark's
+Parquet folders with pyarrow — and compared row for row: clean, quarantine (the DLQ
+inbox and outbox), duplicates, quality facts and run record (minus wall-clock columns),
+and for retail the model (dimension, fact table, marts, the Parquet export). The run
+metrics must agree on every count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.dataset as ds
+import pytest
+
+from sluicegate.contract.loader import load_contract
+from sluicegate.datagen.retail import generate
+from sluicegate.run.pipeline import run_contract
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.spark
+
+#: wall-clock columns: the only ones two runs of the same input may differ in
+VOLATILE = {
+    "_dlq_timestamp",
+    "run_started_at",
+    "evaluated_at",
+    "started_at",
+    "published_at",
+    "metrics",
+    "engine",
+    "_dlq_recycled_at",
+}
+METRIC_KEYS = ("ledger", "rules", "builtin", "drift", "partitions", "schema_fingerprint", "run_id")
+
+
+def _norm(v: Any) -> Any:
+    """One Python shape for values read by DuckDB and by pyarrow."""
+    if isinstance(v, dict):
+        return tuple(sorted((k, _norm(x)) for k, x in v.items()))
+    if isinstance(v, list | tuple):
+        return tuple(_norm(x) for x in v)
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    if isinstance(v, Decimal):
+        return v.normalize()
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=None)
+    return v
+
+
+def _rows(rows: list[dict[str, Any]]) -> list[tuple]:
+    return sorted(
+        (tuple(sorted((k, _norm(v)) for k, v in r.items() if k not in VOLATILE)) for r in rows),
+        key=repr,
+    )
+
+
+def duckdb_table(warehouse: Path, table: str) -> list[tuple]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        cur = con.execute(f'SELECT * FROM "{table}"')
+        names = [d[0] for d in cur.description]
+        return _rows([dict(zip(names, r, strict=True)) for r in cur.fetchall()])
+    finally:
+        con.close()
+
+
+def parquet_table(folder: Path) -> list[tuple]:
+    """A Spark output read with pyarrow (Hive partitions from the folder names)."""
+    files = [p for p in folder.rglob("*.parquet") if not p.name.startswith((".", "_"))]
+    if not files:
+        return []
+    data = ds.dataset(
+        str(folder),
+        format="parquet",
+        partitioning="hive",
+        exclude_invalid_files=True,
+        ignore_prefixes=[".", "_sluicegate", "_SUCCESS"],  # keep the _logical_date=… folders
+    )
+    rows = data.to_table().to_pylist()
+    for r in rows:
+        if isinstance(r.get("_logical_date"), str):
+            r["_logical_date"] = dt.date.fromisoformat(r["_logical_date"])
+    return _rows(rows)
+
+
+def run_both(contract: Path, tmp: Path, variables: dict[str, str], day: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for engine in ("duckdb", "spark"):
+        loaded = load_contract(contract, variables=variables, logical_date=day)
+        wh = tmp / ("wh.duckdb" if engine == "duckdb" else "wh-spark")
+        loaded.contract.outputs.warehouse = str(wh)
+        if loaded.contract.outputs.export:
+            loaded.contract.outputs.export = str(tmp / f"export-{engine}")
+        result = run_contract(loaded, engine_name=engine)
+        out[engine] = {"result": result, "warehouse": wh, "loaded": loaded}
+    return out
+
+
+def assert_same_outcome(runs: dict[str, Any], tables: list[str]) -> None:
+    duck, sprk = runs["duckdb"], runs["spark"]
+    assert duck["result"].status == sprk["result"].status
+    assert duck["result"].exit_code == sprk["result"].exit_code
+    for key in METRIC_KEYS:
+        assert duck["result"].metrics.get(key) == sprk["result"].metrics.get(key), key
+    assert duck["result"].metrics["gate"]["status"] == sprk["result"].metrics["gate"]["status"]
+    for table in tables:
+        want = duckdb_table(duck["warehouse"], table)
+        got = parquet_table(sprk["warehouse"] / table)
+        assert got == want, table
+        assert want or table.endswith(("_outbox", "duplicates")), f"{table} is empty"
+
+
+@pytest.fixture(scope="module")
+def orders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("diff-orders")
+    shutil.copytree(
+        REPO / "examples/orders",
+        tmp / "orders",
+        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
+    )
+    return run_both(tmp / "orders" / "contract.yml", tmp, {}, "2024-01-01")
+
+
+def test_orders_same_outcome_on_both_engines(orders):
+    o = orders["duckdb"]["loaded"].contract.outputs
+    assert_same_outcome(
+        orders,
+        [o.clean, o.quarantine, o.outbox, o.duplicates, o.facts, "_sluicegate_runs"],
+    )
+    assert orders["spark"]["result"].metrics["engine"] == "spark"
+
+
+@pytest.fixture(scope="module")
+def retail(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("diff-retail")
+    data = tmp / "data"
+    truth = generate(data, lines=3_000, seed=11)
+    runs = run_both(REPO / "examples/retail/contract.yml", tmp, {"root": str(data)}, "2024-06-30")
+    runs["truth"] = truth
+    return runs
+
+
+def test_retail_same_outcome_on_both_engines(retail):
+    c = retail["duckdb"]["loaded"].contract
+    o = c.outputs
+    model = c.model
+    tables = [o.clean, o.quarantine, o.outbox, o.duplicates, o.facts, "_sluicegate_runs"]
+    if model is not None:
+        tables += [*model.dimensions, *model.facts, *model.marts]
+    assert_same_outcome(retail, tables)
+    truth = retail["truth"]
+    led = retail["spark"]["result"].metrics["ledger"]
+    assert led["raw"] == truth["raw_lines"]
+    assert led["duplicates"] == truth["duplicates_dropped"]
+    assert led["clean"] == truth["clean"]
+    assert led["corrupt"] == truth["corrupt_lines"]
+
+
+def test_retail_export_same_on_both_engines(retail):
+    c = retail["duckdb"]["loaded"].contract
+    if c.model is None or not c.outputs.export:
+        pytest.skip("the retail example has no fact export")
+    for fact in c.model.facts:
+        duck = Path(retail["duckdb"]["loaded"].contract.outputs.export) / fact
+        sprk = Path(retail["spark"]["loaded"].contract.outputs.export) / fact
+        names = sorted(str(p.relative_to(duck)) for p in duck.rglob("*.parquet"))
+        assert names == sorted(str(p.relative_to(sprk)) for p in sprk.rglob("*.parquet"))
+        assert parquet_table(sprk) == parquet_table(duck)
