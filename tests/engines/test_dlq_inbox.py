@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sluicegate.dlq.ledger import dlq_ledger
@@ -160,3 +162,19 @@ def test_ledger_counts_reruns_once(shop):
     (r,) = led["runs"]
     assert (r["raw"], r["clean"], r["quarantined"], r["duplicates"]) == (8, 2, 6, 0)
     assert led["runs"][0]["logical_date"] == DAY
+
+
+def test_a_failed_gate_withholds_clean_rows_and_the_ledger_says_so(tmp_path):
+    shop = make_shop(tmp_path)
+    doc = json.loads(shop.read_text())
+    doc["gate"] = {"warn_above": 0.1, "fail_above": 0.2}
+    shop.write_text(json.dumps(doc), encoding="utf-8")
+    r = run(shop)
+    assert r.status == "fail"
+    assert query(shop, "SELECT count(*) FROM clean")[0][0] == 0
+    assert query(shop, "SELECT count(*) FROM dlq")[0][0] == 6  # the DLQ is published
+    with store(shop) as s:
+        led = dlq_ledger(s)
+    (row,) = led["runs"]
+    assert (row["raw"], row["clean"], row["withheld"], row["quarantined"]) == (8, 0, 2, 6)
+    assert led["balanced"], led["violations"]

@@ -189,7 +189,7 @@ def test_mutant_rerun_resets_operator_status_is_caught(shop, monkeypatch):
 def test_mutant_rerun_deletes_recycled_copies_is_caught(shop, monkeypatch):
     real = out_c.delete_run
     monkeypatch.setattr(
-        out_c, "delete_run", lambda table, day, keep_recycled=False: real(table, day)
+        out_c, "delete_run", lambda table, day, keep_recycled=False, **kw: real(table, day, **kw)
     )
     problems = rerun_problems(shop)
     assert "the recycled record is not in clean exactly once" in problems
