@@ -40,6 +40,11 @@ date_option = click.option(
     "--logical-date", metavar="YYYY-MM-DD", help="Value of ${logical_date} in the contract."
 )
 contract_arg = click.argument("contract", type=click.Path(dir_okay=False))
+engine_option = click.option(
+    "--engine",
+    type=click.Choice(["duckdb", "spark"]),
+    help="Engine of the warehouse (default: the contract's, else duckdb).",
+)
 
 
 def _handled(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -126,6 +131,7 @@ def dlq() -> None:
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def list_cmd(
     contract: str,
@@ -135,12 +141,13 @@ def list_cmd(
     as_json: bool,
     variables: tuple[str, ...],
     logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """List inbox rows (oldest lineage first) with their key, status and values."""
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded, read_only=True) as store:
+    with open_store(loaded, read_only=True, engine_name=engine) as store:
         rows = store.rows(status=status, reason=reason, limit=limit)
         counts = store.by_status()
         data_cols = store.data_columns()
@@ -187,16 +194,22 @@ def list_cmd(
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def show(
-    contract: str, sk: str, as_json: bool, variables: tuple[str, ...], logical_date: str | None
+    contract: str,
+    sk: str,
+    as_json: bool,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """Show one inbox row in full, with its audit history."""
     from ..dlq.audit import audit_history
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded, read_only=True) as store:
+    with open_store(loaded, read_only=True, engine_name=engine) as store:
         row = store.row(sk)
         audit = (
             store.engine.fetch_dicts(audit_history(store.tables, sk))
@@ -266,6 +279,7 @@ def _report_action(loaded: Any, result: Any, as_json: bool, contract: str) -> No
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def fix(
     contract: str,
@@ -277,6 +291,7 @@ def fix(
     as_json: bool,
     variables: tuple[str, ...],
     logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """Edit values of rows (by key, or --where) and mark them fixed.
 
@@ -289,7 +304,7 @@ def fix(
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded) as store:
+    with open_store(loaded, engine_name=engine) as store:
         result = fix_rows(
             store, keys=list(keys), where=where, sets=_parse_sets(sets, nulls), by=_actor(by)
         )
@@ -307,6 +322,7 @@ def fix(
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def mark(
     contract: str,
@@ -317,13 +333,14 @@ def mark(
     as_json: bool,
     variables: tuple[str, ...],
     logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """Mark rows fixed (ready to recycle as they are) or rejected (final, counted)."""
     from ..dlq.lifecycle import mark as mark_rows
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded) as store:
+    with open_store(loaded, engine_name=engine) as store:
         result = mark_rows(store, keys=list(keys), where=where, status=status, by=_actor(by))
     _report_action(loaded, result, as_json, contract)
 
@@ -366,6 +383,7 @@ def _ledger_table(con: CliConsole, led: dict[str, Any]) -> None:
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def recycle(
     contract: str,
@@ -373,6 +391,7 @@ def recycle(
     as_json: bool,
     variables: tuple[str, ...],
     logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """Re-validate fixed rows through the contract: clean + outbox, or back to quarantine.
 
@@ -383,7 +402,7 @@ def recycle(
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded) as store:
+    with open_store(loaded, engine_name=engine) as store:
         result = recycle_rows(store, by=_actor(by))
         result["ledger"] = dlq_ledger(store)
     if as_json:
@@ -413,16 +432,21 @@ def recycle(
 @json_option
 @var_option
 @date_option
+@engine_option
 @_handled
 def ledger(
-    contract: str, as_json: bool, variables: tuple[str, ...], logical_date: str | None
+    contract: str,
+    as_json: bool,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+    engine: str | None,
 ) -> None:
     """The run ledger extended with the DLQ statuses, per run and in total (exit 3 if off)."""
     from ..dlq.ledger import dlq_ledger
     from ..dlq.store import open_store
 
     loaded = _load(contract, variables, logical_date)
-    with open_store(loaded, read_only=True) as store:
+    with open_store(loaded, read_only=True, engine_name=engine) as store:
         led = dlq_ledger(store)
     if as_json:
         _emit(loaded, led)

@@ -116,9 +116,18 @@ def open_store(
             hint="run the contract first: sluicegate run CONTRACT",
         )
     name = engine_name or loaded.contract.engine.name
-    # A run holds the DuckDB file only while it publishes: wait for it rather than fail.
-    options = {"wait_seconds": WAIT_SECONDS} if name == "duckdb" else {}
-    eng = open_engine(name, path, read_only=read_only, **options)
+    eng_cfg = loaded.contract.engine
+    options: dict[str, Any]
+    if name == "duckdb":
+        # A run holds the DuckDB file only while it publishes: wait for it rather than fail.
+        options = {"read_only": read_only, "wait_seconds": WAIT_SECONDS}
+    else:  # Spark: the contract's master / remote / options, as a run uses them
+        options = {
+            "contract_master": eng_cfg.master,
+            "contract_remote": eng_cfg.remote,
+            "options": eng_cfg.options or None,
+        }
+    eng = open_engine(name, path, **{k: v for k, v in options.items() if v is not None})
     try:
         if not eng.table_exists(tables.inbox):
             raise UsageError(
