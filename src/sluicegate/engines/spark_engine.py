@@ -89,6 +89,8 @@ class SparkEngine(Engine):
         )
         self.spark, self._owned = open_session(self.spec)
         self.wholetext_max_bytes = wholetext_max_bytes
+        if fault is None:  # SLUICEGATE_FAULT=spark:journaled … kills the run there (tests)
+            from ..run.faults import checkpoint as fault
         self._fault = fault
         self._temps: dict[str, DataFrame] = {}
         self._tx: Transaction | None = None
