@@ -233,3 +233,41 @@ def test_spark_availablenow_restarts_process_only_new_files(spark, tmp_path: Pat
     assert observed(scene.wh) == oracle(scene.landing, ALL_FILES)
     # the checkpoint lives under the warehouse, hidden from its tables
     assert (scene.wh / ".sluicegate" / "streams" / "stream" / "commits").is_dir()
+
+
+def test_spark_failing_batch_stops_and_a_changed_file_is_reported(spark, tmp_path: Path):
+    from tests.engines.test_incremental import rec, write_file
+
+    root = tmp_path
+    (root / "landing").mkdir()
+    gate = {"warn_above": 0.2, "fail_above": 0.5, "on_stream_fail": "stop"}
+    contract = stream_contract(root, warehouse="inc_wh", gate=gate, extra=ENGINE)
+    bad = root / "landing" / "a-bad.json"
+    write_file(bad, [rec(100 + i, a=-1) for i in range(6)] + [rec(200)])
+
+    def once() -> tuple[Any, Collect]:
+        lis = Collect()
+        out = watch(
+            lambda: load_contract(contract, logical_date=DAY),
+            listener=lis,
+            stop=threading.Event(),
+            engine_name="spark",
+            until_idle=True,
+        )
+        return out, lis
+
+    out, lis = once()
+    assert (out.exit_code, out.reason, lis.batches) == (1, "gate_failed", ["fail"])
+    assert observed(root / "inc_wh")["clean"] == set()  # withheld
+    assert len(observed(root / "inc_wh")["dlq"]) == 6
+    with open(bad, "a", encoding="utf-8") as f:  # changed after processing
+        f.write('{"id": 999, "a": 1, "k": "late"}\n')
+    write_file(root / "landing" / "b-good.json", [rec(300 + i) for i in range(5)])
+    out, lis = once()
+    assert (out.exit_code, lis.batches) == (0, ["pass"])
+    m = out.results[0].metrics
+    assert [c["path"] for c in m["incremental"]["changed_files"]] == [str(bad)]
+    fact = next(f for f in m["facts"] if f["check_id"] == "processed_files_unchanged")
+    assert (fact["status"], fact["diagnostic"]) == ("warn", "PROCESSED_FILE_CHANGED")
+    assert any(str(bad) in n for n in lis.notices)
+    assert {i for i, _f, _l in observed(root / "inc_wh")["clean"]} == {300, 301, 302, 303, 304}
