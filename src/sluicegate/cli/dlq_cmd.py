@@ -8,19 +8,18 @@ Every command accepts ``--json`` and then prints exactly one JSON document on st
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
 import os
 import sys
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 import click
 
 from ..contract.tokens import redact_secrets
-from ..errors import SluiceError, UsageError
+from ..errors import UsageError
+from .common import handled as _handled
+from .common import jsonable as _jsonable
+from .common import parse_vars as _vars
 from .console import CliConsole
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -47,42 +46,10 @@ engine_option = click.option(
 )
 
 
-def _handled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors → one redacted message and the documented exit code."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SluiceError as exc:
-            CliConsole().error(redact_secrets(exc.render()))
-            sys.exit(exc.exit_code)
-
-    return wrapper
-
-
-def _vars(values: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for v in values:
-        if "=" not in v:
-            raise UsageError(f"--var '{v}' is not KEY=VALUE")
-        k, val = v.split("=", 1)
-        out[k.strip()] = val
-    return out
-
-
 def _load(contract: str, variables: tuple[str, ...], logical_date: str | None):  # noqa: ANN202
     from ..contract.loader import load_contract
 
     return load_contract(contract, variables=_vars(variables), logical_date=logical_date)
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, dt.datetime | dt.date | dt.time):
-        return v.isoformat()
-    return str(v)
 
 
 def _emit(loaded: Any, doc: Any) -> None:

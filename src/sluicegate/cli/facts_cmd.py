@@ -9,17 +9,16 @@ same query on its own dashboard.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import json
 import os
-import sys
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 import click
 
-from ..errors import SluiceError, UsageError
+from ..errors import UsageError
+from .common import handled as _handled
+from .common import jsonable as _jsonable
+from .common import parse_vars as _vars
 from .console import CliConsole
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -30,38 +29,6 @@ READ_WAIT_SECONDS = 30.0
 #: import sqlglot (a test pins them equal).
 QUERIES = ("latest", "trend", "attention")
 TREND_RUNS = 90
-
-
-def _handled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors → one message and the documented exit code (no tracebacks)."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SluiceError as exc:
-            CliConsole().error(exc.render())
-            sys.exit(exc.exit_code)
-
-    return wrapper
-
-
-def _vars(values: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for v in values:
-        if "=" not in v:
-            raise UsageError(f"--var '{v}' is not KEY=VALUE")
-        k, val = v.split("=", 1)
-        out[k.strip()] = val
-    return out
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, dt.datetime | dt.date | dt.time):
-        return v.isoformat()
-    return str(v)
 
 
 def _show(v: Any) -> str:

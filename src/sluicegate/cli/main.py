@@ -9,45 +9,17 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import wraps
 from typing import Any
 
 import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
-from ..errors import SluiceError
+from .common import CONTEXT, handled, parse_vars
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
 from .watch_cmd import watch_cmd
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def parse_vars(values: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for v in values:
-        if "=" not in v:
-            raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint="--var")
-        k, val = v.split("=", 1)
-        out[k.strip()] = val
-    return out
-
-
-def handled(fn):  # noqa: ANN001, ANN201
-    """Turn library errors into one message and the documented exit code (no tracebacks)."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SluiceError as exc:
-            CliConsole().error(redact_secrets(exc.render()))
-            sys.exit(exc.exit_code)
-
-    return wrapper
-
 
 var_option = click.option(
     "--var",

@@ -220,7 +220,7 @@ def watch_cmd(
     """
     from ..errors import SluiceError
     from ..run.watch import watch
-    from .main import parse_vars
+    from .common import parse_vars
 
     con = WatchConsole(quiet=quiet or as_json, json_mode=as_json)
     stop = threading.Event()
