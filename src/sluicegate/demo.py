@@ -101,10 +101,34 @@ def write_orders_sample(root: Path, lines: int, seed: int = 7) -> dict[str, int]
     return {"raw_lines": written}
 
 
-def prepare_demo(directory: str | None, lines: int) -> tuple[LoadedContract, Path]:
+RETAIL_CONTRACT = Path(__file__).parent / "examples" / "retail.yml"
+
+
+def prepare_demo(
+    directory: str | None, lines: int, feed: str = "retail"
+) -> tuple[LoadedContract, Path]:
+    """Generate a sample feed under ``directory`` and load the contract that runs it.
+
+    ``retail`` (default) is the main job: seed 002's hostile feed from
+    :mod:`sluicegate.datagen.retail` and the contract of ``examples/retail`` (packaged
+    as ``sluicegate/examples/retail.yml``, pinned equal by a test): reader, dedupe,
+    eight rules, DLQ, facts, SCD2 customers, as-of facts, Parquet export and marts.
+    ``orders`` is seed 000's three-rule feed.
+    """
     root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="sluicegate-demo-"))
     root.mkdir(parents=True, exist_ok=True)
-    write_orders_sample(root, lines)
     contract = root / "contract.yml"
-    contract.write_text(DEMO_CONTRACT, encoding="utf-8")
-    return load_contract(contract), root
+    if feed == "orders":
+        write_orders_sample(root, lines)
+        contract.write_text(DEMO_CONTRACT, encoding="utf-8")
+        return load_contract(contract), root
+    from .datagen.retail import generate
+
+    generate(root / "feed", lines)
+    contract.write_text(RETAIL_CONTRACT.read_text(encoding="utf-8"), encoding="utf-8")
+    variables = {
+        "root": str(root / "feed"),
+        "warehouse": str(root / "warehouse.duckdb"),
+        "export": str(root / "export"),
+    }
+    return load_contract(contract, variables=variables), root

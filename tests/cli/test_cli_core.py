@@ -48,17 +48,39 @@ def test_bad_var_syntax_is_usage_error():
     assert r.returncode == 2 and "KEY=VALUE" in r.stderr
 
 
-def test_demo_runs_end_to_end(tmp_path):
+def test_demo_runs_the_retail_job_and_matches_the_generator_truth(tmp_path):
     r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "3000", "--json")
     assert r.returncode in (0, 1), r.stderr
     m = json.loads(r.stdout)
-    assert m["ledger"]["balanced"] is True
+    truth = json.loads((tmp_path / "d" / "feed" / "expected.json").read_text())
+    led = m["ledger"]
+    assert led["balanced"] is True
+    assert led["raw"] == led["clean"] + led["quarantined"] + led["duplicates"] == truth["raw_lines"]
     assert (
-        m["ledger"]["raw"]
-        == m["ledger"]["clean"] + m["ledger"]["quarantined"] + m["ledger"]["duplicates"]
+        led["duplicates"] == truth["duplicates_dropped"]
+        and led["corrupt"] == truth["corrupt_lines"]
     )
+    assert led["clean"] == truth["clean"]
+    assert {k: v["failed"] for k, v in m["rules"].items()} == truth["rule_failures"]
+    assert m["model"]["facts"]["fct_sales"]["rows"] == truth["fact_rows"]
+
+
+def test_demo_orders_feed(tmp_path):
+    r = run_cli(
+        "demo", "--feed", "orders", "--dir", str(tmp_path / "o"), "--lines", "2000", "--json"
+    )
+    assert r.returncode in (0, 1), r.stderr
+    m = json.loads(r.stdout)
+    assert m["ledger"]["balanced"] is True and m["contract"]["name"] == "demo_orders"
+
+
+def test_packaged_retail_contract_is_the_example():
+    packaged = REPO / "src/sluicegate/examples/retail.yml"
+    assert packaged.read_text() == (REPO / "examples/retail/contract.yml").read_text()
 
 
 def test_quiet_run_prints_nothing_on_pass(tmp_path):
-    r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "2000", "--quiet")
+    r = run_cli(
+        "demo", "--feed", "orders", "--dir", str(tmp_path / "d"), "--lines", "2000", "--quiet"
+    )
     assert r.stdout.strip() == ""

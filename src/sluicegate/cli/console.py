@@ -124,12 +124,44 @@ def render_run_summary(con: CliConsole, m: dict[str, Any]) -> None:
             rule_rows.insert(0, [f"{name} (built-in)", n, "", "quarantine", ""])
     if rule_rows:
         con.table("Rules", ["rule", "failed", "share", "on_fail", "owner"], rule_rows)
+    render_model_summary(con, m.get("model"))
     gate = m.get("gate") or {}
     con.table(
         "Gate",
         ["check", "status", "metric", "warn_above", "fail_above"],
         [
-            [lv["check"], lv["status"], lv["metric"], lv["threshold_warn"], lv["threshold_fail"]]
+            [
+                lv["check"],
+                lv["status"],
+                lv["metric"],
+                _dash(lv["threshold_warn"]),
+                _dash(lv["threshold_fail"]),
+            ]
             for lv in gate.get("levels", [])
         ],
     )
+
+
+def _dash(v: Any) -> Any:
+    return "—" if v is None else v
+
+
+def render_model_summary(con: CliConsole, model: dict[str, Any] | None) -> None:
+    """The star schema a run built: dimensions, facts (and their export), marts."""
+    if not model:
+        return
+    rows: list[list[Any]] = []
+    for name, d in (model.get("dimensions") or {}).items():
+        rows.append(
+            [name, "SCD2 dimension", f"{d.get('rows', 0)} versions, {d.get('current', 0)} current"]
+        )
+    for name, f in (model.get("facts") or {}).items():
+        unknown = sum((f.get("unknown_member") or {}).values())
+        detail = f"{f.get('rows', 0)} rows, {unknown} unknown members"
+        exp_ = f.get("export")
+        if exp_:
+            detail += f"; Parquet: {exp_.get('partitions', 0)} partitions in {exp_.get('path')}"
+        rows.append([name, "as-of fact", detail])
+    for name, n in (model.get("marts") or {}).items():
+        rows.append([name, "mart", f"{n} rows"])
+    con.table("Star schema", ["table", "kind", "rows"], rows)

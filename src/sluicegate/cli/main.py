@@ -238,24 +238,31 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     type=click.Path(file_okay=False),
     help="Where to write the sample and warehouse (default: a temp folder).",
 )
+@click.option("--lines", default=20_000, show_default=True, help="Lines in the generated feed.")
 @click.option(
-    "--lines", default=20_000, show_default=True, help="Sales lines in the generated feed."
+    "--feed",
+    type=click.Choice(["retail", "orders"]),
+    default="retail",
+    show_default=True,
+    help="retail: seed 002's hostile sales feed through the whole pipeline (star schema "
+    "included); orders: seed 000's three rules.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run metrics as JSON.")
 @click.option("-q", "--quiet", is_flag=True)
 @handled
-def demo(directory: str | None, lines: int, as_json: bool, quiet: bool) -> None:
+def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: bool) -> None:
     """Generate a hostile sample feed and run the full pipeline on it (embedded DuckDB).
 
-    The sample has NULLs, non-positive amounts, unknown and duplicated reference keys,
-    corrupt lines, duplicate records and two timestamp formats. Ends with the ledger,
-    the per-rule counts and the gate verdict.
+    The retail feed (default) has corrupt lines, duplicate sale ids, NULL and unknown
+    foreign keys, bad quantities and prices, two timestamp formats and a customer
+    changelog for the SCD2 dimension; the run goes through every stage, star schema
+    included. Ends with the ledger, the per-rule counts and the gate verdict.
     """
     from ..demo import prepare_demo
     from ..run.pipeline import run_contract
 
     con = CliConsole(quiet=quiet or as_json)
-    loaded, where = prepare_demo(directory, lines)
+    loaded, where = prepare_demo(directory, lines, feed)
     con.line(f"demo feed and warehouse in {where}")
     try:
         result = run_contract(loaded, listener=con)
