@@ -80,42 +80,61 @@ def flags_select(
     )
     select = exp.select(
         exp.Column(this=exp.Star(), table=ident("_r")),
-        exp.alias_(not_corrupt, ident("_ok_corrupt")),
-        exp.alias_(exp.Not(this=col("_mismatch", "_r")), ident("_ok_mismatch")),
-        exp.alias_(exp.paren(ok_required), ident("_ok_required")),
+        exp.alias_(not_corrupt, ident("_ok_corrupt"), copy=False),
+        exp.alias_(exp.Not(this=col("_mismatch", "_r")), ident("_ok_mismatch"), copy=False),
+        exp.alias_(exp.paren(ok_required), ident("_ok_required"), copy=False),
         *[
-            exp.alias_(exp.or_(col("_corrupt", "_r"), is_true(r.expr.copy())), ident(r.flag))
+            exp.alias_(
+                exp.or_(col("_corrupt", "_r"), is_true(r.expr.copy()), copy=False),
+                ident(r.flag),
+                copy=False,
+            )
             for r in rules
         ],
-    ).from_(exp.Table(this=ident(kept_table), alias=exp.TableAlias(this=ident("_r"))))
+    ).from_(exp.Table(this=ident(kept_table), alias=exp.TableAlias(this=ident("_r"))), copy=False)
     for m in memberships:
         select = select.join(
             membership_subquery(m, contract, reference_tables[m.reference]),
             on=exp.EQ(this=col(m.column, "_r"), expression=col("_k", m.alias)),
             join_type="LEFT",
+            copy=False,
         )
     return select
 
 
-def routed_select(flags_table: str, rules: list[CompiledRule]) -> exp.Select:
-    """``_ok``, ``_reason``, ``_failed_rules`` and ``_warnings`` from the pass flags."""
+def routed_select(flags: str | exp.Select, rules: list[CompiledRule]) -> exp.Select:
+    """``_ok``, ``_reason``, ``_failed_rules`` and ``_warnings`` from the pass flags.
+
+    ``flags`` is a table, or :func:`flags_select` itself: then the flags are a subquery
+    and the routed relation is built in one pass (no million-row flags table in between).
+    """
     all_checks = checks(rules)
     routing = [c for c in all_checks if c.routes]
-    ok = exp.and_(*[col(c.flag) for c in routing])
+    # copy=False throughout: fresh nodes, and copying a 500-rule tree at every builder
+    # call was most of `compile`'s time
+    ok = exp.and_(*[col(c.flag) for c in routing], copy=False)
     reason = exp.Case(
         ifs=[exp.If(this=exp.Not(this=col(c.flag)), true=lit(c.name)) for c in routing]
     )
-    failed = _struct_list(routing)
+    # the list only for failing rows: a clean row's would be [] and nobody reads it
+    failed = exp.Case(
+        ifs=[exp.If(this=exp.Not(this=exp.paren(ok.copy())), true=_struct_list(routing))]
+    )
     warn_checks = [c for c in all_checks if not c.routes]
     outs = [
         exp.Star(),
-        exp.alias_(exp.paren(ok), ident("_ok")),
-        exp.alias_(reason, ident("_reason")),
-        exp.alias_(failed, ident("_failed_rules")),
+        exp.alias_(exp.paren(ok), ident("_ok"), copy=False),
+        exp.alias_(reason, ident("_reason"), copy=False),
+        exp.alias_(failed, ident("_failed_rules"), copy=False),
     ]
     if warn_checks:
-        outs.append(exp.alias_(_name_list(warn_checks), ident("_warnings")))
-    return exp.select(*outs).from_(exp.to_table(flags_table))
+        outs.append(exp.alias_(_name_list(warn_checks), ident("_warnings"), copy=False))
+    source = (
+        exp.to_table(flags)
+        if isinstance(flags, str)
+        else exp.Subquery(this=flags, alias=exp.TableAlias(this=ident("_f")))
+    )
+    return exp.select(*outs).from_(source, copy=False)
 
 
 def _not_null_filter(arr: exp.Expression) -> exp.Expression:

@@ -85,6 +85,12 @@ class RunResult:
     metrics_path: Path | None = None
 
 
+#: DuckDB's buffer limit when the contract sets no ``engine.memory_limit``. DuckDB's own
+#: default is 80% of RAM, so a run grew with its input (2 GiB at 1M lines) instead of
+#: spilling to the warehouse's ``.tmp`` folder; 800MB kept a 1M-line run under 1 GiB of
+#: RSS for ~5% more CPU (benchmarks/RESULTS.md). Raise it to trade memory for speed.
+DEFAULT_MEMORY_LIMIT = "800MB"
+
 #: How long a publish waits for readers to release the warehouse file (DuckDB staging mode).
 PUBLISH_WAIT_SECONDS = 60.0
 
@@ -139,7 +145,7 @@ def _run_locked(
     options = dict(engine_options or {})
     if name == "duckdb":
         eng_cfg = loaded.contract.engine
-        options.setdefault("memory_limit", eng_cfg.memory_limit)
+        options.setdefault("memory_limit", eng_cfg.memory_limit or DEFAULT_MEMORY_LIMIT)
         options.setdefault("threads", eng_cfg.threads)
         # heavy work in memory; the warehouse file is held only while publishing
         options.setdefault("staging", True)
@@ -275,6 +281,9 @@ def _load_typed(
         eng.load_lines(files, lines_table)
         select = typed_from_csv_lines(lines_table, spec, partitions, eng.dialect)
     eng.create_table_as(table, select, temporary=True)
+    if eng.name == "duckdb":  # typed is a materialized copy there (Spark's may be lazy)
+        # the raw text is not read again (corrupt lines keep theirs in _raw): free it now
+        eng.execute(exp.Drop(tables=[exp.to_table(lines_table)], kind="TABLE", exists=True))
 
 
 def stage_read(ctx: RunContext) -> None:
@@ -313,6 +322,7 @@ def stage_dedupe(ctx: RunContext) -> None:
 
 
 T_RANKING = "_sg_ranking"
+T_DUPLICATES = "_sg_duplicates"  # the ranked rows with _rn > 1, kept past the typed table
 
 
 def _temp_view(eng: Engine, name: str, query: exp.Expression) -> None:
@@ -366,14 +376,16 @@ def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]
 
 def stage_route(ctx: RunContext) -> None:
     eng = ctx.engine
-    eng.create_table_as(
-        T_FLAGS,
-        route_c.flags_select(
-            T_KEPT, ctx.contract, ctx.rules, ctx.memberships, ctx.reference_tables
-        ),
-        temporary=True,
+    # flags and routing in one pass: one materialization of the kept rows, not two
+    flags = route_c.flags_select(
+        T_KEPT, ctx.contract, ctx.rules, ctx.memberships, ctx.reference_tables
     )
-    eng.create_table_as(T_ROUTED, route_c.routed_select(T_FLAGS, ctx.rules), temporary=True)
+    eng.create_table_as(T_ROUTED, route_c.routed_select(flags, ctx.rules), temporary=True)
+    if eng.name == "duckdb" and ctx.incremental is None:
+        # Publish needs only the duplicates of the typed relation (~1% of it): keep those
+        # and free the million-row typed table (views over it are not read again).
+        eng.create_table_as(T_DUPLICATES, _duplicates_select(ctx), temporary=True)
+        eng.execute(exp.Drop(tables=[exp.to_table(T_TYPED)], kind="TABLE", exists=True))
     checks = route_c.checks(ctx.rules)
     q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
     row = eng.fetch(q)[0]
@@ -394,6 +406,39 @@ def stage_route(ctx: RunContext) -> None:
         fail_above=ctx.contract.gate.fail_above,
         rules=ctx.rules,
         rule_failures=ctx.counts["failed"],
+    )
+
+
+def _duplicates_select(ctx: RunContext) -> exp.Select:
+    """The ranked relation's rows with ``_rn > 1``, same columns.
+
+    Built from the small ranking table joined to the typed rows (an inner join probes the
+    typed table once); filtering the ranked view instead joins every typed row first
+    (5.4 s of 193 s at 5M lines).
+    """
+    rn_gt_1 = exp.GT(this=col("_rn", "_r"), expression=exp.Literal.number(1))
+    if ctx.contract.dedupe is None:  # nothing is ranked: no duplicates
+        return exp.select(exp.Star()).from_(exp.to_table(T_RANKED)).where(exp.false())
+    on = exp.and_(*[exp.EQ(this=col(c, "_t"), expression=col(c, "_r")) for c in read_c.LINEAGE])
+    return (
+        exp.select(
+            exp.Column(this=exp.Star(), table=exp.to_identifier("_t")),
+            *[col(c, "_r") for c in ("_rn", "_kept_source_file", "_kept_source_line")],
+        )
+        .from_(
+            exp.Table(
+                this=exp.to_identifier(T_TYPED), alias=exp.TableAlias(this=exp.to_identifier("_t"))
+            )
+        )
+        .join(
+            exp.Table(
+                this=exp.to_identifier(T_RANKING),
+                alias=exp.TableAlias(this=exp.to_identifier("_r")),
+            ),
+            on=on,
+            join_type="INNER",
+        )
+        .where(rn_gt_1)
     )
 
 
@@ -428,7 +473,9 @@ def stage_model(ctx: RunContext) -> None:
 
 
 def stage_publish(ctx: RunContext) -> None:
-    publish(ctx, T_ROUTED, T_RANKED)
+    # the duplicates table when stage_route kept it (every row has _rn > 1), else the view
+    ranked = T_DUPLICATES if ctx.engine.table_exists(T_DUPLICATES) else T_RANKED
+    publish(ctx, T_ROUTED, ranked)
 
 
 def peak_rss_bytes() -> int:

@@ -340,32 +340,37 @@ SELECT
     WHEN NOT "_p2"
     THEN 'unknown_customer'
   END AS "_reason",
-  LIST_FILTER(
-    [
-      CASE
-        WHEN NOT "_ok_corrupt"
-        THEN {'name': 'corrupt_record', 'rule': 'the record is a well-formed object of the declared shape'}
-      END,
-      CASE
-        WHEN NOT "_ok_mismatch"
-        THEN {'name': 'type_mismatch', 'rule': 'every present value casts to its declared type'}
-      END,
-      CASE
-        WHEN NOT "_ok_required"
-        THEN {'name': 'missing_required', 'rule': 'every nullable: false column has a value'}
-      END,
-      CASE WHEN NOT "_p0" THEN {'name': 'null_customer', 'rule': 'cid IS NOT NULL'} END,
-      CASE
-        WHEN NOT "_p1"
-        THEN {'name': 'non_positive_amount', 'rule': 'amt IS NOT NULL AND amt > 0'}
-      END,
-      CASE
-        WHEN NOT "_p2"
-        THEN {'name': 'unknown_customer', 'rule': 'cid IN (SELECT cid FROM customers)'}
-      END
-    ],
-    LAMBDA x : NOT x IS NULL
-  ) AS "_failed_rules"
+  CASE
+    WHEN NOT (
+      "_ok_corrupt" AND "_ok_mismatch" AND "_ok_required" AND "_p0" AND "_p1" AND "_p2"
+    )
+    THEN LIST_FILTER(
+      [
+        CASE
+          WHEN NOT "_ok_corrupt"
+          THEN {'name': 'corrupt_record', 'rule': 'the record is a well-formed object of the declared shape'}
+        END,
+        CASE
+          WHEN NOT "_ok_mismatch"
+          THEN {'name': 'type_mismatch', 'rule': 'every present value casts to its declared type'}
+        END,
+        CASE
+          WHEN NOT "_ok_required"
+          THEN {'name': 'missing_required', 'rule': 'every nullable: false column has a value'}
+        END,
+        CASE WHEN NOT "_p0" THEN {'name': 'null_customer', 'rule': 'cid IS NOT NULL'} END,
+        CASE
+          WHEN NOT "_p1"
+          THEN {'name': 'non_positive_amount', 'rule': 'amt IS NOT NULL AND amt > 0'}
+        END,
+        CASE
+          WHEN NOT "_p2"
+          THEN {'name': 'unknown_customer', 'rule': 'cid IN (SELECT cid FROM customers)'}
+        END
+      ],
+      LAMBDA x : NOT x IS NULL
+    )
+  END AS "_failed_rules"
 FROM _sg_flags;
 
 -- publish: clean = WHERE _ok

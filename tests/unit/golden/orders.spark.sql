@@ -65,38 +65,43 @@ SELECT
     WHEN NOT `_p2`
     THEN 'unknown_customer'
   END AS `_reason`,
-  FILTER(
-    ARRAY(
-      CASE
-        WHEN NOT `_ok_corrupt`
-        THEN STRUCT(
-          'corrupt_record' AS name,
-          'the record is a well-formed object of the declared shape' AS rule
-        )
-      END,
-      CASE
-        WHEN NOT `_ok_mismatch`
-        THEN STRUCT('type_mismatch' AS name, 'every present value casts to its declared type' AS rule)
-      END,
-      CASE
-        WHEN NOT `_ok_required`
-        THEN STRUCT('missing_required' AS name, 'every nullable: false column has a value' AS rule)
-      END,
-      CASE
-        WHEN NOT `_p0`
-        THEN STRUCT('null_customer' AS name, 'cid IS NOT NULL' AS rule)
-      END,
-      CASE
-        WHEN NOT `_p1`
-        THEN STRUCT('non_positive_amount' AS name, 'amt IS NOT NULL AND amt > 0' AS rule)
-      END,
-      CASE
-        WHEN NOT `_p2`
-        THEN STRUCT('unknown_customer' AS name, 'cid IN (SELECT cid FROM customers)' AS rule)
-      END
-    ),
-    x -> NOT x IS NULL
-  ) AS `_failed_rules`
+  CASE
+    WHEN NOT (
+      `_ok_corrupt` AND `_ok_mismatch` AND `_ok_required` AND `_p0` AND `_p1` AND `_p2`
+    )
+    THEN FILTER(
+      ARRAY(
+        CASE
+          WHEN NOT `_ok_corrupt`
+          THEN STRUCT(
+            'corrupt_record' AS name,
+            'the record is a well-formed object of the declared shape' AS rule
+          )
+        END,
+        CASE
+          WHEN NOT `_ok_mismatch`
+          THEN STRUCT('type_mismatch' AS name, 'every present value casts to its declared type' AS rule)
+        END,
+        CASE
+          WHEN NOT `_ok_required`
+          THEN STRUCT('missing_required' AS name, 'every nullable: false column has a value' AS rule)
+        END,
+        CASE
+          WHEN NOT `_p0`
+          THEN STRUCT('null_customer' AS name, 'cid IS NOT NULL' AS rule)
+        END,
+        CASE
+          WHEN NOT `_p1`
+          THEN STRUCT('non_positive_amount' AS name, 'amt IS NOT NULL AND amt > 0' AS rule)
+        END,
+        CASE
+          WHEN NOT `_p2`
+          THEN STRUCT('unknown_customer' AS name, 'cid IN (SELECT cid FROM customers)' AS rule)
+        END
+      ),
+      x -> NOT x IS NULL
+    )
+  END AS `_failed_rules`
 FROM _sg_flags;
 
 -- publish: clean = WHERE _ok
