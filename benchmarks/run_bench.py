@@ -172,6 +172,9 @@ class Measured:
     other_cpu_share: float  # CPU used by other processes during the run, share of all cores
     stdout: str
     stderr: str
+    # user + system CPU seconds of the process tree (sampled, so it may miss the last
+    # 50 ms): on a shared machine this moves far less with the load than wall time does
+    cpu_s: float = 0.0
 
 
 def tree_rss(proc: psutil.Process, cpu_seen: dict[int, float]) -> int:
@@ -254,7 +257,8 @@ def measure(argv: list[str], cwd: Path, timeout: float | None = None) -> Measure
         others = max(0.0, busy - sum(cpu_seen.values())) / (wall * (os.cpu_count() or 1))
         out.seek(0)
         err.seek(0)
-        return Measured(rc, wall, peak, round(others, 3), out.read(), err.read())
+        cpu = sum(cpu_seen.values())
+        return Measured(rc, wall, peak, round(others, 3), out.read(), err.read(), round(cpu, 3))
 
 
 def parse_json_stdout(text: str) -> dict[str, Any] | None:
@@ -288,6 +292,11 @@ class Result:
     def median_s(self) -> float | None:
         walls = [r["wall_s"] for r in self.runs]
         return statistics.median(walls) if walls else None
+
+    @property
+    def median_cpu_s(self) -> float | None:
+        cpus = [r["cpu_s"] for r in self.runs if r.get("cpu_s") is not None]
+        return statistics.median(cpus) if cpus else None
 
     @property
     def peak_rss_mib(self) -> float | None:
@@ -333,6 +342,7 @@ def run_pipeline(
             "run": i + 1,
             "rc": m.rc,
             "wall_s": round(m.wall_s, 3),
+            "cpu_s": m.cpu_s,
             "peak_rss_mib": round(m.peak_rss_bytes / 2**20, 1),
             "load_before": round(load, 2),
             "other_cpu_share": m.other_cpu_share,
@@ -346,7 +356,7 @@ def run_pipeline(
         res.runs.append(run)
         status = "ok" if not problems else "WRONG: " + "; ".join(problems[:4])
         print(
-            f"  {p.name} run {i + 1}/{runs}: {m.wall_s:.2f} s, "
+            f"  {p.name} run {i + 1}/{runs}: {m.wall_s:.2f} s ({m.cpu_s:.1f} CPU s), "
             f"{m.peak_rss_bytes / 2**20:.0f} MiB, others used {m.other_cpu_share:.0%} of the CPUs, "
             f"{status}",
             flush=True,
@@ -380,6 +390,8 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
                     f"root={feed}",
                     "--var",
                     f"warehouse={tmp / 'warehouse.duckdb'}",
+                    "--var",  # the fact export too, or it lands beside the example contract
+                    f"export={tmp / 'export'}",
                     "--json",
                 ],
                 sluicegate_counts,
@@ -486,6 +498,12 @@ def table(results: list[Result]) -> str:
             return "—"
         return f"{r.median_s / base.median_s:.2f}x"
 
+    def cpu_ratio(r: Result, ref: str) -> str:
+        base = by_name.get(ref)
+        if r.median_cpu_s is None or base is None or not base.median_cpu_s:
+            return "—"
+        return f"{r.median_cpu_s / base.median_cpu_s:.2f}x"
+
     head = (
         "pipeline",
         "lines",
@@ -494,13 +512,15 @@ def table(results: list[Result]) -> str:
         "peak RSS MiB",
         "vs duckdb",
         "vs spark",
+        "CPU s",
+        "CPU vs duckdb",
         "others' CPU",
         "truth",
     )
     rows = [head]
     for r in results:
         if r.skipped:
-            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 6, f"skipped: {r.skipped}"))
+            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 8, f"skipped: {r.skipped}"))
             continue
         med = r.median_s or 0.0
         truth = "ok" if r.correct else "WRONG"
@@ -513,6 +533,8 @@ def table(results: list[Result]) -> str:
                 f"{r.peak_rss_mib:,.0f}",
                 ratio(r, "duckdb-baseline"),
                 ratio(r, "spark-baseline"),
+                f"{r.median_cpu_s:.1f}" if r.median_cpu_s is not None else "—",
+                cpu_ratio(r, "duckdb-baseline"),
                 f"{r.others_cpu or 0:.0%}",
                 truth,
             )
@@ -586,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
                         "pipeline": r.pipeline,
                         "lines": r.lines,
                         "median_s": r.median_s,
+                        "median_cpu_s": r.median_cpu_s,
                         "peak_rss_mib": r.peak_rss_mib,
                         "correct": r.correct if not r.skipped else None,
                         "skipped": r.skipped,
