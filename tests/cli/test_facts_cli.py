@@ -187,7 +187,9 @@ def facts_latest(contract: Path, wait: str = "30") -> subprocess.CompletedProces
 
 def test_facts_work_while_a_run_does_its_heavy_work(failed, tmp_path):
     write_rows(tmp_path / "data.json", feed(10, bad=0))
-    proc = paused_run(failed, "after_route", 3, tmp_path / "m1")
+    proc = paused_run(
+        failed, "after_route", 12, tmp_path / "m1"
+    )  # wide: the CLI must start inside it on a loaded machine
     r = facts_latest(failed, wait="0")  # no waiting needed: the run does not hold the file
     assert proc.poll() is None  # the run was still going
     assert r.returncode == 0, r.stderr
@@ -207,7 +209,7 @@ def test_facts_wait_out_the_publish_transaction(failed, tmp_path):
 
 def test_mutant_run_holding_the_warehouse_throughout_is_caught(failed, tmp_path):
     write_rows(tmp_path / "data.json", feed(10, bad=0))
-    proc = paused_run(failed, "after_route", 3, tmp_path / "m3", mode="direct")
+    proc = paused_run(failed, "after_route", 12, tmp_path / "m3", mode="direct")
     r = facts_latest(failed, wait="0.5")
     assert r.returncode == 5 and "in use by another process" in r.stderr
     proc.wait(timeout=120)
