@@ -102,6 +102,10 @@ def typed_from_csv_lines(
     lines_table: str, source: TableSource, partitions: list[str], dialect: str
 ) -> exp.Select:
     """The typed relation (read.py) of CSV lines."""
+    if dialect == "spark":  # the same decisions with Spark's list functions: csv_spark.py
+        from .csv_spark import typed_from_csv_lines_spark
+
+        return typed_from_csv_lines_spark(lines_table, source, partitions)
     if dialect != "duckdb":
         raise NotImplementedError(f"CSV parsing is not compiled for dialect '{dialect}' yet")
     opts = source.csv or CsvOptions()

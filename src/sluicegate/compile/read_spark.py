@@ -490,13 +490,70 @@ def _carried_for_rescue(n: int) -> list[str]:
     ]
 
 
+RAW_JSON = "SG_RAW_JSON"
+"""Marks a rescue value that already is JSON text (never rendered: unwrapped below)."""
+
+
 def rescue_value(i: int, name: str) -> exp.Expression:
     """The original JSON value of column ``name`` (DuckDB's ``json_extract``), for rescue."""
-    return json_value(
+    text = json_value(
         col(f"_e{i}"),
         col(f"_ty{i}"),
         col(f"_num{i}"),
         _fn("TRY_ELEMENT_AT", col("_sm"), lit(name)),
+    )
+    return _fn(RAW_JSON, text)
+
+
+def json_of(value: exp.Expression) -> exp.Expression:
+    """A typed value as DuckDB's ``json_object`` writes it (CSV text, Parquet values).
+
+    Dispatches on ``typeof`` (constant per column, folded by Spark): text and times as
+    JSON strings, integers and decimals as written, doubles in yyjson's notation,
+    anything else through ``to_json``.
+    """
+    if isinstance(value, exp.Anonymous) and value.name.upper() == RAW_JSON:
+        return value.expressions[0].copy()
+    ty = _fn("TYPEOF", value.copy())
+    java = exp.Cast(this=value.copy(), to=_type("STRING"))
+    mantissa, exponent = java_parts(java)
+    plain = exp.or_(
+        exp.In(
+            this=ty.copy(),
+            expressions=[lit(t) for t in ("boolean", "tinyint", "smallint", "int", "bigint")],
+        ),
+        exp.Like(this=ty.copy(), expression=lit("decimal%")),
+    )
+    wrapped = _fn(
+        "TO_JSON",
+        exp.Struct(
+            expressions=[exp.PropertyEQ(this=exp.to_identifier("v"), expression=value.copy())]
+        ),
+    )
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.Is(this=value.copy(), expression=exp.null()), true=lit("null")),
+            exp.If(
+                this=exp.EQ(this=ty.copy(), expression=lit("string")), true=json_quote(value.copy())
+            ),
+            exp.If(this=plain, true=java.copy()),
+            exp.If(
+                this=exp.In(this=ty.copy(), expressions=[lit("double"), lit("float")]),
+                true=yyjson_double(java.copy(), mantissa, exponent),
+            ),
+            exp.If(
+                this=exp.or_(
+                    exp.EQ(this=ty.copy(), expression=lit("date")),
+                    exp.Like(this=ty.copy(), expression=lit("timestamp%")),
+                ),
+                true=json_quote(java.copy()),
+            ),
+        ],
+        default=exp.Substring(
+            this=wrapped,
+            start=_int(6),
+            length=exp.Sub(this=exp.Length(this=wrapped.copy()), expression=_int(6)),
+        ),
     )
 
 
@@ -506,7 +563,7 @@ def rescued_json(fields: list[tuple[str, exp.Expression, exp.Expression]]) -> ex
     pieces = exp.ArrayFilter(
         this=exp.Array(
             expressions=[
-                _case(flag.copy(), _concat(json_quote(lit(name)), lit(":"), value.copy()))
+                _case(flag.copy(), _concat(json_quote(lit(name)), lit(":"), json_of(value)))
                 for name, flag, value in fields
             ]
         ),
