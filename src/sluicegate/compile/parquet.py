@@ -164,6 +164,10 @@ def typed_from_parquet(
         )
         # merge into {}: NULL values drop out (RFC 7396), so only present values are rescued
         merged = exp.Anonymous(this="json_merge_patch", expressions=[lit("{}"), pairs])
+        if dialect == "spark":  # no json_object / json_merge_patch there: read_spark.py
+            from .read_spark import json_object_text
+
+            merged = json_object_text([(u, col(u)) for u in undeclared])
         und = exp.Case(
             ifs=[exp.If(this=exp.or_(*[not_null(col(u)) for u in undeclared]), true=merged)]
         )

@@ -557,6 +557,23 @@ def json_of(value: exp.Expression) -> exp.Expression:
     )
 
 
+def json_object_text(pairs: list[tuple[str, exp.Expression]]) -> exp.Expression:
+    """``{name: value, …}`` of the non-NULL values, as DuckDB's ``json_merge_patch('{}',
+    json_object(…))`` writes it (Parquet's undeclared columns)."""
+    pieces = exp.ArrayFilter(
+        this=exp.Array(
+            expressions=[
+                _case(
+                    not_null(value.copy()), _concat(json_quote(lit(name)), lit(":"), json_of(value))
+                )
+                for name, value in pairs
+            ]
+        ),
+        expression=_lambda(not_null(exp.Column(this=exp.to_identifier("p"))), "p"),
+    )
+    return _concat(lit("{"), exp.ArrayToString(this=pieces, expression=lit(",")), lit("}"))
+
+
 def rescued_json(fields: list[tuple[str, exp.Expression, exp.Expression]]) -> exp.Expression:
     """``_undeclared`` merged with ``{name: value}`` of every flagged field (DuckDB's merge
     patch: the object's keys first, then the flagged fields in declared order)."""

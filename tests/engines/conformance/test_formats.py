@@ -1,12 +1,13 @@
 """CSV and Parquet sources through a full run, on every engine.
 
 The expected outcome of each row is written here from docs/contract-reference.md §6–§8.
-The Parquet reader rescues undeclared columns with DuckDB's ``json_merge_patch``; on
-Spark that is a declared gap (a strict xfail). The CSV reader also runs on Spark
-(compile/csv_spark.py): a hostile CSV corpus must give the same typed rows there.
+Both readers run on Spark too (compile/csv_spark.py; parquet.py with read_spark's JSON
+text for undeclared columns): a hostile CSV corpus must give the same typed rows there.
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -85,16 +86,22 @@ def test_parquet_source(engine_name, open_test_engine, tmp_path):
     assert rescued == [('{"qty":"x"}',)]
 
 
-@pytest.mark.gap("spark", UNDECLARED_GAP)
 def test_parquet_undeclared_column_is_rescued(engine_name, open_test_engine, tmp_path):
-    _parquet(tmp_path, note=pa.array(["a", None, "c", None]))
+    _parquet(
+        tmp_path,
+        note=pa.array(["a", None, "c", None]),
+        score=pa.array([None, None, 1e-7, None], pa.float64()),
+        seen=pa.array([None, None, dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us")),
+    )
     result, wh = _run(tmp_path, engine_name, "parquet")
     assert result.metrics["ledger"]["balanced"]
-    assert {"kind": "undeclared_field", "field": "note", "records": 2} in result.metrics["drift"]
+    drift = result.metrics["drift"]
+    assert {"kind": "undeclared_field", "field": "note", "records": 2} in drift
     eng = open_test_engine(wh)
     rescued = eng.fetch(exp.select("_source_line", "_rescued_data").from_("bad_rows"))
     # undeclared first (its non-NULL value), then the mismatched column's value (§9)
-    assert sorted(rescued) == [(2, None), (3, '{"note":"c","qty":"x"}'), (4, None)]
+    want = '{"note":"c","score":1e-7,"seen":"2024-01-02 03:04:05","qty":"x"}'
+    assert sorted(rescued) == [(2, None), (3, want), (4, None)]
 
 
 CSV_FILES = {
