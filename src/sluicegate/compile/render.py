@@ -18,7 +18,21 @@ def render(expression: exp.Expression, dialect: str, *, pretty: bool = False) ->
     >>> render(exp.select("a").from_("t"), "spark")
     'SELECT a FROM t'
     """
+    if dialect == "spark":
+        expression = _safe_try_casts(expression)
     return expression.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE, pretty=pretty)
+
+
+def _safe_try_casts(expression: exp.Expression) -> exp.Expression:
+    """Keep TRY_CAST a TRY_CAST on Spark: sqlglot writes a TryCast without ``safe`` as a
+    plain CAST there (lenient without ANSI mode), but sluicegate runs Spark with ANSI on,
+    where CAST raises on bad input."""
+    if all(t.args.get("safe") for t in expression.find_all(exp.TryCast)):
+        return expression
+    expression = expression.copy()
+    for t in expression.find_all(exp.TryCast):
+        t.set("safe", True)
+    return expression
 
 
 def ident(name: str) -> exp.Identifier:

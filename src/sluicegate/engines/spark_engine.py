@@ -99,19 +99,6 @@ class SparkEngine(Engine):
             self._publish_view(table)
 
     # -- execution -------------------------------------------------------------------
-    def render(self, statement: exp.Expression) -> str:
-        """Spark SQL text; every TRY_CAST stays a TRY_CAST.
-
-        sqlglot writes a TryCast without ``safe=True`` as a plain CAST for Spark (a CAST is
-        lenient when ANSI mode is off). ANSI mode is pinned on here, where CAST raises, so
-        the flag is set on every TryCast before rendering.
-        """
-        if any(not t.args.get("safe") for t in statement.find_all(exp.TryCast)):
-            statement = statement.copy()
-            for t in statement.find_all(exp.TryCast):
-                t.set("safe", True)
-        return super().render(statement)
-
     def _df(self, statement: exp.Expression | str) -> DataFrame:
         sql = statement if isinstance(statement, str) else self.render(statement)
         return self.spark.sql(sql)

@@ -37,7 +37,7 @@ SELECT
 FROM `_sg_kept` AS `_r`
 LEFT JOIN (
   SELECT DISTINCT
-    CAST(`cid` AS INT) AS `_k`
+    TRY_CAST(`cid` AS INT) AS `_k`
   FROM _sg_ref_customers
   WHERE
     NOT `cid` IS NULL
