@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,6 +52,35 @@ PINNED: dict[str, str] = {
 
 QUIET: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
 """Static settings for a session sluicegate builds itself: logs stay clean (core never prints)."""
+
+LOG4J2 = """\
+# sluicegate: Spark's driver logs errors only (a run's own report is the metrics JSON)
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def quiet_driver_options() -> dict[str, str]:
+    """A log4j2 file that keeps the driver to errors (Spark's default prints WARN lines)."""
+    path = os.path.join(tempfile.gettempdir(), f"sluicegate-log4j2-{os.getuid()}.properties")
+    try:
+        with open(path, encoding="utf-8") as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if current != LOG4J2:
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(LOG4J2)
+        os.replace(tmp, path)
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{path}"}
 
 
 @dataclass(frozen=True)
@@ -145,7 +175,7 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
             "JAVA_HOME; " + INSTALL_HINT,
         )
     builder = SparkSession.builder.master(spec.master or DEFAULT_MASTER).appName(spec.app_name)
-    for k, v in {**QUIET, **dict(spec.options), **PINNED}.items():
+    for k, v in {**QUIET, **quiet_driver_options(), **dict(spec.options), **PINNED}.items():
         builder = builder.config(k, v)
     try:
         session = builder.getOrCreate()
