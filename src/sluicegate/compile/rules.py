@@ -8,6 +8,7 @@ multiply rows and a NULL in the reference never turns FALSE into NULL.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -141,7 +142,16 @@ class CompiledRule:
 
 
 def parse_predicate(text: str, what: str = "expect") -> exp.Expression:
-    """Parse one SQL boolean expression; refuse statements and multiple statements."""
+    """Parse one SQL boolean expression; refuse statements and multiple statements.
+
+    A contract is compiled more than once per command (validation, then the plan or the
+    run), so parses are memoized by text; each caller gets its own copy to rewrite.
+    """
+    return _parse_predicate(text, what).copy()
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_predicate(text: str, what: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
     except (ParseError, TokenError) as exc:
