@@ -84,3 +84,23 @@ def test_quiet_run_prints_nothing_on_pass(tmp_path):
         "demo", "--feed", "orders", "--dir", str(tmp_path / "d"), "--lines", "2000", "--quiet"
     )
     assert r.stdout.strip() == ""
+
+
+def test_profile_times_every_statement_of_a_run(tmp_path):
+    """``run --profile``: each statement with its stage and timings, in the metrics and
+    summarized on the terminal; without the flag the metrics carry no profile."""
+    wh = f"warehouse={tmp_path / 'w.duckdb'}"
+    r = run_cli("run", ORDERS, "--var", wh, "--json", "--profile")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    prof = m["profile"]
+    stages = {s["stage"] for s in prof}
+    assert {"read", "route", "publish"} <= stages
+    assert any(s["sql"].startswith("INSERT INTO") for s in prof if s["stage"] == "publish")
+    assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 and s["sql"] for s in prof)
+    assert sum(s["wall_s"] for s in prof) <= m["timings"]["total"]
+    r = run_cli("run", ORDERS, "--var", wh, "--profile")
+    assert r.returncode == 0, r.stderr
+    assert "profile:" in r.stdout and "statements" in r.stdout and "wall s" in r.stdout
+    r = run_cli("run", ORDERS, "--var", wh, "--json")
+    assert "profile" not in json.loads(r.stdout)

@@ -140,6 +140,12 @@ def compile_cmd(
     help="Only the files not processed yet under the source path, as a micro-batch "
     "(docs/streaming.md); nothing new is a no-op (exit 0).",
 )
+@click.option(
+    "--profile",
+    is_flag=True,
+    help="Time every SQL statement (DuckDB engine): the slowest are printed after the run, "
+    "all of them are in the run metrics under 'profile'.",
+)
 @handled
 def run(
     contract: str,
@@ -151,6 +157,7 @@ def run(
     as_json: bool,
     quiet: bool,
     incremental: bool = False,
+    profile: bool = False,
 ) -> None:
     """Run CONTRACT once: bind, read, dedupe, route, prove the ledger, gate, publish.
 
@@ -163,6 +170,8 @@ def run(
     from ..run.pipeline import run_contract
 
     engine, engine_options = spark_options(engine, spark_master, spark_remote)
+    if profile:
+        engine_options = {**(engine_options or {}), "profile": True}
     if incremental:  # micro-batches over a landing directory (cli/watch_cmd.py)
         from .watch_cmd import run_incremental
 
@@ -186,6 +195,25 @@ def run(
     finish_run(con, result, as_json=as_json, quiet=quiet)
 
 
+PROFILE_TOP = 12
+
+
+def render_profile(con: CliConsole, m: dict[str, Any]) -> None:
+    """The slowest statements of a ``run --profile``, and what ran outside statements."""
+    stmts = m["profile"]
+    total = m["timings"]["total"]
+    wall = sum(s["wall_s"] for s in stmts)
+    cpu = sum(s["cpu_s"] for s in stmts)
+    con.line(
+        f"profile: {len(stmts)} statements, {wall:.2f} s wall / {cpu:.2f} s CPU inside the "
+        f"engine; {max(total - wall, 0.0):.2f} s of the run's {total:.2f} s outside "
+        f"(Python: binding, SQL generation)"
+    )
+    con.line(f"  {'wall s':>7} {'CPU s':>6}  {'stage':<10} statement")
+    for s in sorted(stmts, key=lambda s: -s["wall_s"])[:PROFILE_TOP]:
+        con.line(f"  {s['wall_s']:7.3f} {s['cpu_s']:6.2f}  {s['stage']:<10} {s['sql'][:90]}")
+
+
 def spark_options(
     engine: str | None, master: str | None, remote: str | None
 ) -> tuple[str | None, dict[str, Any] | None]:
@@ -206,6 +234,8 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
         click.echo(redact_secrets(json.dumps(m, indent=2, default=str)))
     elif not quiet:
         render_run_summary(con, m)
+        if m.get("profile"):
+            render_profile(con, m)
         con.line(f"metrics: {result.metrics_path}")
     status = result.status
     if status == "warn":

@@ -156,7 +156,9 @@ class Source(TableSource):
     def _partition_names(cls, v: list[str]) -> list[str]:
         for name in v:
             if not re.match(SQL_IDENT, name) or name.startswith("_"):
-                raise ValueError(f"partition '{name}' must be a plain identifier not starting with _")
+                raise ValueError(
+                    f"partition '{name}' must be a plain identifier not starting with _"
+                )
         if len(set(v)) != len(v):
             raise ValueError("a partition is listed twice")
         return v

@@ -24,12 +24,27 @@ class EngineCapabilities:
     dialect: str
 
 
+@dataclass
+class StatementTiming:
+    """One statement as run: the pipeline stage it belonged to, wall and process CPU
+    seconds (CPU summed over the engine's threads), and the start of its SQL text."""
+
+    stage: str
+    wall_s: float
+    cpu_s: float
+    sql: str
+
+
 class Engine(ABC):
     """An execution engine bound to one warehouse."""
 
     name: str
     dialect: str
     capabilities: EngineCapabilities
+    #: statement timings when the engine was opened with ``profile=True`` (else None);
+    #: ``profile_stage`` is the stage the pipeline is in (run/pipeline.py sets it)
+    profile: list[StatementTiming] | None = None
+    profile_stage: str = ""
 
     @abstractmethod
     def execute(self, statement: exp.Expression | str) -> None:

@@ -44,6 +44,7 @@ class DuckDBEngine(Engine):
         temp_directory: str | None = None,
         staging: bool = False,
         wait_seconds: float = 0.0,
+        profile: bool = False,
     ) -> None:
         """Open ``warehouse``.
 
@@ -51,6 +52,7 @@ class DuckDBEngine(Engine):
         warehouse file only inside :meth:`attached` — DuckDB locks a file per process, so
         holding it for the whole run would lock every reader out. ``wait_seconds`` retries
         a lock conflict (another process holds the file) with backoff before giving up.
+        ``profile=True`` times every statement into :attr:`profile` (``run --profile``).
         """
         self.warehouse = warehouse
         self.staging = staging and warehouse != ":memory:"
@@ -78,6 +80,9 @@ class DuckDBEngine(Engine):
             wait_seconds,
         )
         register_xxhash64(self.con)
+        if profile:
+            self.profile = []
+            self.con = _TimedConnection(self.con, self)  # type: ignore[assignment]
 
     # -- execution -------------------------------------------------------------
     def _sql(self, statement: exp.Expression | str) -> str:
@@ -218,6 +223,40 @@ class DuckDBEngine(Engine):
 
 
 _WH = "_sg_warehouse"
+SQL_HEAD = 240  # characters of each statement kept in a profile
+
+
+class _TimedConnection:
+    """A DuckDB connection that records each ``execute`` (wall and process CPU seconds).
+
+    Process CPU time counts every DuckDB worker thread, so CPU/wall shows how parallel a
+    statement ran. Results are materialized by ``execute`` for everything sluicegate
+    runs (DDL, DML, small aggregate fetches), so the time lands on the right statement.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, engine: DuckDBEngine) -> None:
+        self._con = con
+        self._engine = engine
+
+    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        from .base import StatementTiming
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return self._con.execute(sql, *args, **kwargs)
+        finally:
+            if self._engine.profile is not None:
+                self._engine.profile.append(
+                    StatementTiming(
+                        self._engine.profile_stage,
+                        round(time.perf_counter() - wall, 4),
+                        round(time.process_time() - cpu, 4),
+                        " ".join(str(sql).split())[:SQL_HEAD],
+                    )
+                )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
 
 
 def _retry_locked(action: Any, warehouse: str, wait_seconds: float) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -94,7 +95,16 @@ def build_metrics(
             "facts": c.outputs.facts,
         },
         "error": ledger_error.render() if ledger_error else None,
+        **_profile(ctx),
     }
+
+
+def _profile(ctx: RunContext) -> dict[str, Any]:
+    """``profile``: every statement with its stage, wall and CPU seconds (``run --profile``)."""
+    timings = getattr(ctx.engine, "profile", None)
+    if timings is None:
+        return {}
+    return {"profile": [dataclasses.asdict(t) for t in timings]}
 
 
 def runs_dir(loaded: LoadedContract) -> Path:

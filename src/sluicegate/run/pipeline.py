@@ -143,6 +143,11 @@ def _run_locked(
     t0 = time.perf_counter()
     name = engine_name or loaded.contract.engine.name
     options = dict(engine_options or {})
+    if options.pop("profile", False):
+        if name == "duckdb":
+            options["profile"] = True
+        else:
+            listener.notice(f"--profile times statements on the DuckDB engine only, not {name}")
     if name == "duckdb":
         eng_cfg = loaded.contract.engine
         options.setdefault("memory_limit", eng_cfg.memory_limit or DEFAULT_MEMORY_LIMIT)
@@ -201,6 +206,7 @@ def _run_locked(
 def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
     """Run one stage, time it, then ``then()`` (if any) and the stage's fault checkpoint."""
     name = stage.__name__.removeprefix("stage_")
+    ctx.engine.profile_stage = name
     ctx.listener.stage(name)
     t = time.perf_counter()
     stage(ctx)
