@@ -15,9 +15,14 @@ is split and both halves are corrupt). The rules (docs/contract-reference.md § 
   header), else it is a ``corrupt_record``;
 * an empty unquoted field is NULL; a quoted empty field ``""`` is the empty string;
 * values are text; the cast rules of ``cast.py`` make them typed.
+
+The relation is built once, here, for every dialect; only the list functions differ
+(``ListFunctions``): DuckDB's are below, Spark's in ``csv_spark.py``.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -59,58 +64,165 @@ def _var(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name))
 
 
-def fields_expr(text: exp.Expression, opts: CsvOptions) -> exp.Expression:
-    """The unquoted field values of a well-formed line, as a list (DuckDB)."""
+class ListFunctions(Protocol):
+    """What a dialect must say for the CSV relation: its string and list functions.
+
+    Positions are 1-based; a missing element or position is NULL, never an error.
+    """
+
+    dialect: str
+    text_array: str  # the type of an empty list of strings
+    int_array: str  # the type of an empty list of positions
+
+    def concat(self, a: exp.Expression, b: exp.Expression) -> exp.Expression: ...
+
+    def replace_all(self, text: exp.Expression, pattern: str, group1_then: str) -> exp.Expression:
+        """Every match of ``pattern`` replaced by its first group followed by ``group1_then``."""
+        ...
+
+    def split(self, text: exp.Expression, sep: str) -> exp.Expression:
+        """``text`` split at every occurrence of the character ``sep``."""
+        ...
+
+    def starts_with(self, text: exp.Expression, prefix: exp.Expression) -> exp.Expression: ...
+
+    def replace(
+        self, text: exp.Expression, old: exp.Expression, new: exp.Expression
+    ) -> exp.Expression: ...
+
+    def transform(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression: ...
+
+    def filter(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression: ...
+
+    def contains(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression: ...
+
+    def size(self, arr: exp.Expression) -> exp.Expression: ...
+
+    def distinct(self, arr: exp.Expression) -> exp.Expression: ...
+
+    def position(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression: ...
+
+    def at(self, arr: exp.Expression, i: exp.Expression) -> exp.Expression: ...
+
+    def json_object(self, keys: exp.Expression, values: exp.Expression) -> exp.Expression:
+        """A JSON object text of two parallel lists."""
+        ...
+
+
+class DuckDBLists:
+    """DuckDB's list functions (see ``ListFunctions``)."""
+
+    dialect = "duckdb"
+    text_array = "VARCHAR[]"
+    int_array = "INTEGER[]"
+
+    def concat(self, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+        return exp.DPipe(this=a, expression=b)
+
+    def replace_all(self, text: exp.Expression, pattern: str, group1_then: str) -> exp.Expression:
+        return exp.RegexpReplace(
+            this=text,
+            expression=lit(pattern),
+            replacement=lit("\\1" + group1_then),
+            modifiers=lit("g"),
+        )
+
+    def split(self, text: exp.Expression, sep: str) -> exp.Expression:
+        return _fn("string_split", text, lit(sep))
+
+    def starts_with(self, text: exp.Expression, prefix: exp.Expression) -> exp.Expression:
+        return _fn("starts_with", text, prefix)
+
+    def replace(
+        self, text: exp.Expression, old: exp.Expression, new: exp.Expression
+    ) -> exp.Expression:
+        return _fn("replace", text, old, new)
+
+    def transform(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression:
+        return _fn("list_transform", arr, fn)
+
+    def filter(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression:
+        return _fn("list_filter", arr, fn)
+
+    def contains(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression:
+        return _fn("list_contains", arr, value)
+
+    def size(self, arr: exp.Expression) -> exp.Expression:
+        return exp.func("LEN", arr)
+
+    def distinct(self, arr: exp.Expression) -> exp.Expression:
+        return _fn("list_distinct", arr)
+
+    def position(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression:
+        return _fn("list_position", arr, value)
+
+    def at(self, arr: exp.Expression, i: exp.Expression) -> exp.Expression:
+        return exp.Bracket(this=arr, expressions=[i], offset=1)
+
+    def json_object(self, keys: exp.Expression, values: exp.Expression) -> exp.Expression:
+        return exp.cast(_fn("to_json", exp.Map(keys=keys, values=values)), "VARCHAR")
+
+
+def _lists(dialect: str) -> ListFunctions:
+    if dialect == "duckdb":
+        return DuckDBLists()
+    if dialect == "spark":
+        from .csv_spark import SparkLists
+
+        return SparkLists()
+    raise NotImplementedError(f"CSV parsing is not compiled for dialect '{dialect}' yet")
+
+
+def fields_expr(text: exp.Expression, opts: CsvOptions, fns: ListFunctions) -> exp.Expression:
+    """The unquoted field values of a well-formed line, as a list."""
     if opts.quote:
         # Every field is followed by a delimiter once one is appended; each match then
         # starts at a field's first character (a well-formed line tokenizes one way only),
         # so a delimiter inside quotes is never mistaken for a separator.
-        marked = exp.RegexpReplace(
-            this=exp.DPipe(this=text.copy(), expression=lit(opts.delimiter)),
-            expression=lit(f"({field_re(opts)}){_re_char(opts.delimiter)}"),
-            replacement=lit("\\1" + NL),
-            modifiers=lit("g"),
+        marked = fns.replace_all(
+            fns.concat(text.copy(), lit(opts.delimiter)),
+            f"({field_re(opts)}){_re_char(opts.delimiter)}",
+            NL,
         )
         without_last_nl = exp.Substring(
             this=marked,
             start=exp.Literal.number(1),
-            length=exp.Sub(this=exp.func("LEN", marked.copy()), expression=exp.Literal.number(1)),
+            length=exp.Sub(this=exp.Length(this=marked.copy()), expression=exp.Literal.number(1)),
         )
-        raw = _fn("string_split", without_last_nl, lit(NL))
+        raw = fns.split(without_last_nl, NL)
     else:
-        raw = _fn("string_split", text.copy(), lit(opts.delimiter))
+        raw = fns.split(text.copy(), opts.delimiter)
     x = _var("x")
     q = opts.quote
     ifs = []
     if q:
         quoted = exp.and_(
-            exp.GTE(this=exp.func("LEN", x.copy()), expression=exp.Literal.number(2)),
-            _fn("starts_with", x.copy(), lit(q)),
+            exp.GTE(this=exp.Length(this=x.copy()), expression=exp.Literal.number(2)),
+            fns.starts_with(x.copy(), lit(q)),
         )
         inner = exp.Substring(
             this=x.copy(),
             start=exp.Literal.number(2),
-            length=exp.Sub(this=exp.func("LEN", x.copy()), expression=exp.Literal.number(2)),
+            length=exp.Sub(this=exp.Length(this=x.copy()), expression=exp.Literal.number(2)),
         )
-        ifs.append(exp.If(this=quoted, true=_fn("replace", inner, lit(q + q), lit(q))))
+        ifs.append(exp.If(this=quoted, true=fns.replace(inner, lit(q + q), lit(q))))
     ifs.append(exp.If(this=exp.EQ(this=x.copy(), expression=lit("")), true=exp.null()))
     unquote = exp.Case(ifs=ifs, default=x.copy())
-    return _fn("list_transform", raw, _lambda("x", unquote))
+    return fns.transform(raw, _lambda("x", unquote))
 
 
 def typed_from_csv_lines(
     lines_table: str, source: TableSource, partitions: list[str], dialect: str
 ) -> exp.Select:
     """The typed relation (read.py) of CSV lines."""
-    if dialect == "spark":  # the same decisions with Spark's list functions: csv_spark.py
-        from .csv_spark import typed_from_csv_lines_spark
-
-        return typed_from_csv_lines_spark(lines_table, source, partitions)
-    if dialect != "duckdb":
-        raise NotImplementedError(f"CSV parsing is not compiled for dialect '{dialect}' yet")
+    fns = _lists(dialect)
     opts = source.csv or CsvOptions()
     return finish(
-        text_select(lines_table, source, partitions, opts), source, partitions, dialect, _text_value
+        text_select(lines_table, source, partitions, opts, fns),
+        source,
+        partitions,
+        dialect,
+        _text_value,  # on Spark too: rescued as a JSON string (read_spark.json_of)
     )
 
 
@@ -125,7 +237,9 @@ def _well_formed(opts: CsvOptions) -> exp.Expression:
     )
 
 
-def header_select(lines_table: str, source: TableSource, opts: CsvOptions) -> exp.Select:
+def header_select(
+    lines_table: str, source: TableSource, opts: CsvOptions, fns: ListFunctions
+) -> exp.Select:
     """One row per file: the header's names, positions of declared columns, undeclared ones."""
     names = list(source.columns)
     declared = exp.Array(expressions=[lit(n) for n in names])
@@ -134,14 +248,12 @@ def header_select(lines_table: str, source: TableSource, opts: CsvOptions) -> ex
         .from_(exp.to_table(lines_table))
         .group_by(col("_source_file"))
     )
-    wf = _well_formed(opts)
     head_names = exp.Case(
         ifs=[
             exp.If(
-                this=wf,
-                true=_fn(
-                    "list_transform",
-                    fields_expr(col("_line"), opts),
+                this=_well_formed(opts),
+                true=fns.transform(
+                    fields_expr(col("_line"), opts, fns),
                     _lambda("x", exp.Trim(this=exp.func("COALESCE", _var("x"), lit("")))),
                 ),
             )
@@ -158,58 +270,46 @@ def header_select(lines_table: str, source: TableSource, opts: CsvOptions) -> ex
             ),
         )
     )
-    undeclared = _fn(
-        "list_filter",
-        col("_hn"),
-        _lambda("x", exp.Not(this=_fn("list_contains", declared, _var("x")))),
+    undeclared = fns.filter(
+        col("_hn"), _lambda("x", exp.Not(this=fns.contains(declared, _var("x"))))
     )
     hok = exp.and_(
         not_null(col("_hn")),
-        exp.EQ(
-            this=exp.func("LEN", _fn("list_distinct", col("_hn"))),
-            expression=exp.func("LEN", col("_hn")),
-        ),
+        exp.EQ(this=fns.size(fns.distinct(col("_hn"))), expression=fns.size(col("_hn"))),
     )
     return exp.select(
         col("_source_file"),
         col("_hl"),
         alias(exp.func("COALESCE", hok, exp.false()), "_hok"),
-        alias(exp.func("LEN", col("_hn")), "_hcount"),
-        *[alias(_fn("list_position", col("_hn"), lit(n)), f"_hp{i}") for i, n in enumerate(names)],
+        alias(fns.size(col("_hn")), "_hcount"),
+        *[alias(fns.position(col("_hn"), lit(n)), f"_hp{i}") for i, n in enumerate(names)],
         alias(undeclared, "_hu"),
         alias(
-            _fn(
-                "list_transform",
-                undeclared.copy(),
-                _lambda("x", _fn("list_position", col("_hn"), _var("x"))),
-            ),
+            fns.transform(undeclared.copy(), _lambda("x", fns.position(col("_hn"), _var("x")))),
             "_hi",
         ),
     ).from_(sub(h, "_h"))
 
 
 def text_select(
-    lines_table: str, source: TableSource, partitions: list[str], opts: CsvOptions
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    opts: CsvOptions,
+    fns: ListFunctions,
 ) -> exp.Select:
-    """The text relation of CSV lines, DuckDB dialect."""
+    """The text relation of CSV lines."""
     names = list(source.columns)
     n = len(names)
-    parts = [col(p, "_l") for p in partitions]
-    lines = with_partitions(lines_table, partitions, ["_line", "_bad_utf8"], "_l")
+    lines = with_partitions(
+        lines_table, partitions, ["_line", "_bad_utf8"], "_l", dialect=fns.dialect
+    )
+    read = [col(c, "_l") for c in [*LINEAGE, *partitions, "_line", "_bad_utf8"]]
+    header = ["_hok", "_hcount", *[f"_hp{i}" for i in range(n)], "_hu", "_hi"]
     if opts.header:
-        head = header_select(lines_table, source, opts)
+        head = header_select(lines_table, source, opts, fns)
         base = (
-            exp.select(
-                *[col(c, "_l") for c in LINEAGE],
-                *parts,
-                col("_line", "_l"),
-                col("_bad_utf8", "_l"),
-                col("_hok", "_h"),
-                col("_hcount", "_h"),
-                *[col(f"_hp{i}", "_h") for i in range(n)],
-                col("_hu", "_h"),
-                col("_hi", "_h"),
-            )
+            exp.select(*read, *[col(c, "_h") for c in header])
             .from_(lines)
             .join(
                 sub(head, "_h"),
@@ -217,20 +317,17 @@ def text_select(
             )
             .where(exp.NEQ(this=col("_source_line", "_l"), expression=col("_hl", "_h")))
         )
-    else:
+    else:  # the declared columns, in order
         base = exp.select(
-            *[col(c) for c in LINEAGE],
-            *parts,
-            col("_line"),
-            col("_bad_utf8"),
+            *read,
             alias(exp.true(), "_hok"),
             alias(exp.Literal.number(n), "_hcount"),
             *[alias(exp.Literal.number(i + 1), f"_hp{i}") for i in range(n)],
-            alias(exp.cast(exp.Array(expressions=[]), "VARCHAR[]"), "_hu"),
-            alias(exp.cast(exp.Array(expressions=[]), "INTEGER[]"), "_hi"),
+            alias(exp.cast(exp.Array(expressions=[]), fns.text_array), "_hu"),
+            alias(exp.cast(exp.Array(expressions=[]), fns.int_array), "_hi"),
         ).from_(lines)
     carried = [*LINEAGE, *partitions, "_line"]
-    wf = _well_formed(opts)
+    fields = fields_expr(col("_line"), opts, fns)
     f = exp.select(
         *[col(c) for c in carried],
         col("_hok"),
@@ -238,11 +335,11 @@ def text_select(
         *[col(f"_hp{i}") for i in range(n)],
         col("_hu"),
         col("_hi"),
-        alias(exp.Case(ifs=[exp.If(this=wf, true=fields_expr(col("_line"), opts))]), "_f"),
+        alias(exp.Case(ifs=[exp.If(this=_well_formed(opts), true=fields)]), "_f"),
     ).from_(sub(base, "_b"))
     ok = exp.func(
         "COALESCE",
-        exp.and_(col("_hok"), exp.EQ(this=exp.func("LEN", col("_f")), expression=col("_hcount"))),
+        exp.and_(col("_hok"), exp.EQ(this=fns.size(col("_f")), expression=col("_hcount"))),
         exp.false(),
     )
     o = exp.select(
@@ -254,41 +351,21 @@ def text_select(
         col("_hi"),
     ).from_(sub(f, "_fs"))
 
-    def field(i: int) -> exp.Expression:
-        return exp.Bracket(this=col("_f"), expressions=[col(f"_hp{i}")], offset=1)
-
+    values = fns.transform(col("_hi"), _lambda("i", fns.at(col("_f"), _var("i"))))
+    has_undeclared = exp.and_(
+        col("_ok"), exp.GT(this=fns.size(col("_hu")), expression=exp.Literal.number(0))
+    )
     undeclared = exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.and_(
-                    col("_ok"),
-                    exp.GT(this=exp.func("LEN", col("_hu")), expression=exp.Literal.number(0)),
-                ),
-                true=exp.cast(
-                    _fn(
-                        "to_json",
-                        exp.Map(
-                            keys=col("_hu"),
-                            values=_fn(
-                                "list_transform",
-                                col("_hi"),
-                                _lambda(
-                                    "i",
-                                    exp.Bracket(this=col("_f"), expressions=[_var("i")], offset=1),
-                                ),
-                            ),
-                        ),
-                    ),
-                    "VARCHAR",
-                ),
-            )
-        ]
+        ifs=[exp.If(this=has_undeclared, true=fns.json_object(col("_hu"), values))]
     )
     return exp.select(
         *[col(c) for c in carried],
         col("_ok"),
         *[
-            alias(exp.Case(ifs=[exp.If(this=col("_ok"), true=field(i))]), f"_s{i}")
+            alias(
+                exp.Case(ifs=[exp.If(this=col("_ok"), true=fns.at(col("_f"), col(f"_hp{i}")))]),
+                f"_s{i}",
+            )
             for i in range(n)
         ],
         *[alias(exp.false(), f"_n{i}") for i in range(n)],
