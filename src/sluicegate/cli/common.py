@@ -1,4 +1,5 @@
-"""What every command shares: the error handler, ``--var`` parsing, JSON encoding."""
+"""What every command shares: the error handler, the common options, ``--var`` parsing,
+JSON encoding."""
 
 from __future__ import annotations
 
@@ -9,11 +10,45 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+import click
+
 from ..contract.tokens import redact_secrets
 from ..errors import SluiceError, UsageError
 from .console import CliConsole
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+#: The columns of a ledger table, in the order of its equation.
+LEDGER_COLUMNS = (
+    "raw",
+    "clean",
+    "withheld",
+    "duplicates",
+    "quarantined",
+    "fixed",
+    "recycled",
+    "rejected",
+)
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+contract_argument = click.argument("contract", type=click.Path(dir_okay=False))
+
+
+def var_option(help: str = "Set a contract variable (wins over vars:).") -> Decorator:
+    return click.option("--var", "variables", multiple=True, metavar="KEY=VALUE", help=help)
+
+
+def logical_date_option(help: str = "Value of ${logical_date} in the contract.") -> Decorator:
+    return click.option("--logical-date", metavar="YYYY-MM-DD", help=help)
+
+
+def json_option(help: str = "Print one JSON document on stdout.") -> Decorator:
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def engine_option(help: str = "Engine (default: the contract's, else duckdb).") -> Decorator:
+    return click.option("--engine", type=click.Choice(["duckdb", "spark"]), help=help)
 
 
 def handled(fn: Callable[..., Any]) -> Callable[..., Any]:

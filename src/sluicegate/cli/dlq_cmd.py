@@ -11,49 +11,67 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..contract.tokens import redact_secrets
 from ..errors import UsageError
-from .common import handled as _handled
-from .common import jsonable as _jsonable
-from .common import parse_vars as _vars
+from .common import (
+    CONTEXT,
+    LEDGER_COLUMNS,
+    contract_argument,
+    engine_option,
+    handled,
+    json_option,
+    jsonable,
+    logical_date_option,
+    parse_vars,
+    var_option,
+)
 from .console import CliConsole
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+if TYPE_CHECKING:
+    from ..contract.loader import LoadedContract
+
 #: Keys are signed 64-bit numbers: ``-2059…`` must reach the command as an argument.
 KEY_CONTEXT = {**CONTEXT, "ignore_unknown_options": True}
 
-json_option = click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout."
-)
 by_option = click.option(
     "--by", metavar="WHO", help="Who makes the change, for the audit table (default: $USER)."
 )
-var_option = click.option(
-    "--var", "variables", multiple=True, metavar="KEY=VALUE", help="Set a contract variable."
-)
-date_option = click.option(
-    "--logical-date", metavar="YYYY-MM-DD", help="Value of ${logical_date} in the contract."
-)
-contract_arg = click.argument("contract", type=click.Path(dir_okay=False))
-engine_option = click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "spark"]),
-    help="Engine of the warehouse (default: the contract's, else duckdb).",
-)
 
 
-def _load(contract: str, variables: tuple[str, ...], logical_date: str | None):  # noqa: ANN202
-    from ..contract.loader import load_contract
+def _warehouse_command(fn: Callable[..., None]) -> Callable[..., None]:
+    """The last options of every dlq command (--json, --var, --logical-date, --engine) and
+    its error handler; ``fn`` gets the loaded contract first, instead of --var and
+    --logical-date."""
 
-    return load_contract(contract, variables=_vars(variables), logical_date=logical_date)
+    @wraps(fn)
+    def load_first(
+        *, contract: str, variables: tuple[str, ...], logical_date: str | None, **kwargs: Any
+    ) -> None:
+        from ..contract.loader import load_contract
+
+        loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+        fn(loaded, contract=contract, **kwargs)
+
+    options = (
+        json_option(),
+        var_option(),
+        logical_date_option(),
+        engine_option("Engine of the warehouse (default: the contract's, else duckdb)."),
+    )
+    command: Callable[..., None] = handled(load_first)
+    for option in reversed(options):  # as if stacked in this order above the function
+        command = option(command)
+    return command
 
 
 def _emit(loaded: Any, doc: Any) -> None:
-    text = json.dumps(doc, indent=2, default=_jsonable, ensure_ascii=False)
+    text = json.dumps(doc, indent=2, default=jsonable, ensure_ascii=False)
     click.echo(redact_secrets(loaded.redactor(text)))
 
 
@@ -91,29 +109,23 @@ def dlq() -> None:
 
 
 @dlq.command("list", context_settings=CONTEXT)
-@contract_arg
+@contract_argument
 @click.option("--status", type=click.Choice(["quarantined", "fixed", "recycled", "rejected"]))
 @click.option("--reason", metavar="RULE", help="Only rows whose _reason is RULE.")
 @click.option("--limit", type=int, metavar="N", help="At most N rows.")
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
+@_warehouse_command
 def list_cmd(
+    loaded: LoadedContract,
     contract: str,
     status: str | None,
     reason: str | None,
     limit: int | None,
     as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
     engine: str | None,
 ) -> None:
     """List inbox rows (oldest lineage first) with their key, status and values."""
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, read_only=True, engine_name=engine) as store:
         rows = store.rows(status=status, reason=reason, limit=limit)
         counts = store.by_status()
@@ -156,26 +168,14 @@ def list_cmd(
 
 
 @dlq.command(context_settings=KEY_CONTEXT)
-@contract_arg
+@contract_argument
 @click.argument("sk")
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
-def show(
-    contract: str,
-    sk: str,
-    as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
-    engine: str | None,
-) -> None:
+@_warehouse_command
+def show(loaded: LoadedContract, contract: str, sk: str, as_json: bool, engine: str | None) -> None:
     """Show one inbox row in full, with its audit history."""
     from ..dlq.audit import audit_history
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, read_only=True, engine_name=engine) as store:
         row = store.row(sk)
         audit = (
@@ -233,7 +233,7 @@ def _report_action(loaded: Any, result: Any, as_json: bool, contract: str) -> No
 
 
 @dlq.command(context_settings=KEY_CONTEXT)
-@contract_arg
+@contract_argument
 @click.argument("keys", nargs=-1, metavar="[SK]...")
 @click.option(
     "--where", metavar="PREDICATE", help="Fix every editable row matching this SQL predicate."
@@ -243,12 +243,9 @@ def _report_action(loaded: Any, result: Any, as_json: bool, contract: str) -> No
 )
 @click.option("--set-null", "nulls", multiple=True, metavar="COLUMN", help="Set COLUMN to NULL.")
 @by_option
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
+@_warehouse_command
 def fix(
+    loaded: LoadedContract,
     contract: str,
     keys: tuple[str, ...],
     where: str | None,
@@ -256,8 +253,6 @@ def fix(
     nulls: tuple[str, ...],
     by: str | None,
     as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
     engine: str | None,
 ) -> None:
     """Edit values of rows (by key, or --where) and mark them fixed.
@@ -270,7 +265,6 @@ def fix(
     from ..dlq.lifecycle import fix as fix_rows
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, engine_name=engine) as store:
         result = fix_rows(
             store, keys=list(keys), where=where, sets=_parse_sets(sets, nulls), by=_actor(by)
@@ -279,59 +273,48 @@ def fix(
 
 
 @dlq.command(context_settings=KEY_CONTEXT)
-@contract_arg
+@contract_argument
 @click.argument("keys", nargs=-1, metavar="[SK]...")
 @click.option("--status", required=True, type=click.Choice(["fixed", "rejected"]))
 @click.option(
     "--where", metavar="PREDICATE", help="Mark every editable row matching this predicate."
 )
 @by_option
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
+@_warehouse_command
 def mark(
+    loaded: LoadedContract,
     contract: str,
     keys: tuple[str, ...],
     status: str,
     where: str | None,
     by: str | None,
     as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
     engine: str | None,
 ) -> None:
     """Mark rows fixed (ready to recycle as they are) or rejected (final, counted)."""
     from ..dlq.lifecycle import mark as mark_rows
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, engine_name=engine) as store:
         result = mark_rows(store, keys=list(keys), where=where, status=status, by=_actor(by))
     _report_action(loaded, result, as_json, contract)
 
 
 def _ledger_table(con: CliConsole, led: dict[str, Any]) -> None:
-    cols = [
-        "raw",
-        "clean",
-        "withheld",
-        "duplicates",
-        "quarantined",
-        "fixed",
-        "recycled",
-        "rejected",
-    ]
     rows = [
-        [r["run_id"], r["logical_date"], *[_show(r[c]) for c in cols], r.get("balanced", "?")]
+        [
+            r["run_id"],
+            r["logical_date"],
+            *[_show(r[c]) for c in LEDGER_COLUMNS],
+            r.get("balanced", "?"),
+        ]
         for r in led["runs"]
     ]
     tot = led["totals"]
-    rows.append(["total", "", *[_show(tot[c]) for c in cols], led["balanced"]])
+    rows.append(["total", "", *[_show(tot[c]) for c in LEDGER_COLUMNS], led["balanced"]])
     con.table(
         f"DLQ ledger: {led['equation']}",
-        ["run", "date", *cols, "balanced"],
+        ["run", "date", *LEDGER_COLUMNS, "balanced"],
         rows,
     )
     rc = led["recycled"]
@@ -345,20 +328,11 @@ def _ledger_table(con: CliConsole, led: dict[str, Any]) -> None:
 
 
 @dlq.command(context_settings=CONTEXT)
-@contract_arg
+@contract_argument
 @by_option
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
+@_warehouse_command
 def recycle(
-    contract: str,
-    by: str | None,
-    as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
-    engine: str | None,
+    loaded: LoadedContract, contract: str, by: str | None, as_json: bool, engine: str | None
 ) -> None:
     """Re-validate fixed rows through the contract: clean + outbox, or back to quarantine.
 
@@ -368,7 +342,6 @@ def recycle(
     from ..dlq.recycle import recycle as recycle_rows
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, engine_name=engine) as store:
         result = recycle_rows(store, by=_actor(by))
         result["ledger"] = dlq_ledger(store)
@@ -395,24 +368,13 @@ def recycle(
 
 
 @dlq.command(context_settings=CONTEXT)
-@contract_arg
-@json_option
-@var_option
-@date_option
-@engine_option
-@_handled
-def ledger(
-    contract: str,
-    as_json: bool,
-    variables: tuple[str, ...],
-    logical_date: str | None,
-    engine: str | None,
-) -> None:
+@contract_argument
+@_warehouse_command
+def ledger(loaded: LoadedContract, contract: str, as_json: bool, engine: str | None) -> None:
     """The run ledger extended with the DLQ statuses, per run and in total (exit 3 if off)."""
     from ..dlq.ledger import dlq_ledger
     from ..dlq.store import open_store
 
-    loaded = _load(contract, variables, logical_date)
     with open_store(loaded, read_only=True, engine_name=engine) as store:
         led = dlq_ledger(store)
     if as_json:

@@ -16,12 +16,11 @@ from typing import Any
 import click
 
 from ..errors import UsageError
+from .common import CONTEXT, contract_argument, json_option, logical_date_option, var_option
 from .common import handled as _handled
 from .common import jsonable as _jsonable
 from .common import parse_vars as _vars
 from .console import CliConsole
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 #: How long a reader waits for a run's publish transaction to release the warehouse.
 READ_WAIT_SECONDS = 30.0
@@ -41,7 +40,7 @@ def _show(v: Any) -> str:
 
 @click.command("facts", context_settings=CONTEXT)
 @click.argument("query", type=click.Choice((*QUERIES, "ledger")))
-@click.argument("contract", type=click.Path(dir_okay=False))
+@contract_argument
 @click.option(
     "--check",
     "check_id",
@@ -58,7 +57,7 @@ def _show(v: Any) -> str:
 @click.option(
     "--limit", type=click.IntRange(1, 100_000), help="At most N rows (each query is bounded)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@json_option()
 @click.option("--sql", "as_sql", is_flag=True, help="Print the query text instead of running it.")
 @click.option(
     "-d",
@@ -75,10 +74,8 @@ def _show(v: Any) -> str:
     show_default=True,
     help="Seconds to wait while a run holds the warehouse to publish.",
 )
-@click.option(
-    "--var", "variables", multiple=True, metavar="KEY=VALUE", help="Set a contract variable."
-)
-@click.option("--logical-date", metavar="YYYY-MM-DD", help="Value of ${logical_date}.")
+@var_option()
+@logical_date_option()
 @_handled
 def facts(
     query: str,

@@ -15,23 +15,23 @@ import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
-from .common import CONTEXT, handled, parse_vars
+from .common import (
+    CONTEXT,
+    contract_argument,
+    engine_option,
+    handled,
+    json_option,
+    logical_date_option,
+    parse_vars,
+    var_option,
+)
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
 from .watch_cmd import watch_cmd
 
-var_option = click.option(
-    "--var",
-    "variables",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Set a contract variable (wins over vars:).",
-)
-date_option = click.option(
-    "--logical-date",
-    metavar="YYYY-MM-DD",
-    help="The date this run is for (default: today, UTC). Reruns of a date replace it.",
+date_option = logical_date_option(
+    "The date this run is for (default: today, UTC). Reruns of a date replace it."
 )
 
 
@@ -53,8 +53,8 @@ def cli() -> None:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("contract", type=click.Path(dir_okay=False))
-@var_option
+@contract_argument
+@var_option()
 @date_option
 @handled
 def validate(contract: str, variables: tuple[str, ...], logical_date: str | None) -> None:
@@ -71,7 +71,7 @@ def validate(contract: str, variables: tuple[str, ...], logical_date: str | None
 
 
 @cli.command("compile", context_settings=CONTEXT)
-@click.argument("contract", type=click.Path(dir_okay=False))
+@contract_argument
 @click.option(
     "-d",
     "--dialect",
@@ -79,7 +79,7 @@ def validate(contract: str, variables: tuple[str, ...], logical_date: str | None
     show_default=True,
     help="Any sqlglot dialect: duckdb, spark, trino, snowflake, …",
 )
-@var_option
+@var_option()
 @date_option
 @handled
 def compile_cmd(
@@ -110,12 +110,8 @@ def compile_cmd(
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("contract", type=click.Path(dir_okay=False))
-@click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "spark"]),
-    help="Engine (default: the contract's, else duckdb).",
-)
+@contract_argument
+@engine_option()
 @click.option(
     "--spark-master",
     metavar="URL",
@@ -126,11 +122,9 @@ def compile_cmd(
     metavar="URL",
     help="Spark Connect server, sc://host:15002 (implies --engine spark).",
 )
-@var_option
+@var_option()
 @date_option
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the run metrics as one JSON document on stdout."
-)
+@json_option("Print the run metrics as one JSON document on stdout.")
 @click.option(
     "-q", "--quiet", is_flag=True, help="No progress and no summary (the exit code still tells)."
 )
@@ -277,7 +271,7 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     help="retail: seed 002's hostile sales feed through the whole pipeline (star schema "
     "included); orders: seed 000's three rules.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the run metrics as JSON.")
+@json_option("Print the run metrics as JSON.")
 @click.option("-q", "--quiet", is_flag=True)
 @handled
 def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: bool) -> None:

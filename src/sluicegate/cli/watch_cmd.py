@@ -21,9 +21,17 @@ from typing import Any
 import click
 
 from ..contract.tokens import redact_secrets
+from .common import (
+    CONTEXT,
+    LEDGER_COLUMNS,
+    contract_argument,
+    engine_option,
+    json_option,
+    logical_date_option,
+    var_option,
+)
 from .console import CliConsole, render_run_summary
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_BY_STATUS = {"pass": 0, "warn": 0, "empty": 0, "fail": 1, "ledger_violation": 3}
 
 
@@ -171,12 +179,8 @@ def run_incremental(
 
 
 @click.command("watch", context_settings=CONTEXT)
-@click.argument("contract", type=click.Path(dir_okay=False))
-@click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "spark"]),
-    help="Engine (default: the contract's, else duckdb). Spark runs Structured Streaming.",
-)
+@contract_argument
+@engine_option("Engine (default: the contract's, else duckdb). Spark runs Structured Streaming.")
 @click.option(
     "--interval",
     type=click.FloatRange(0, 86_400),
@@ -189,15 +193,11 @@ def run_incremental(
     type=click.IntRange(1, None),
     help="Stop (exit 0) after N micro-batches that processed files.",
 )
-@click.option(
-    "--var", "variables", multiple=True, metavar="KEY=VALUE", help="Set a contract variable."
+@var_option()
+@logical_date_option(
+    "File every batch under this date (default: the current UTC date at each batch)."
 )
-@click.option(
-    "--logical-date",
-    metavar="YYYY-MM-DD",
-    help="File every batch under this date (default: the current UTC date at each batch).",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON line of run metrics per batch.")
+@json_option("One JSON line of run metrics per batch.")
 @click.option("-q", "--quiet", is_flag=True, help="No per-batch lines (the exit code still tells).")
 def watch_cmd(
     contract: str,
@@ -255,18 +255,6 @@ def watch_cmd(
         failed = f", {out.failed} failed" if out.failed else ""
         con.line(f"watch ended: {why}; {out.batches} batches{failed}")
     sys.exit(out.exit_code)
-
-
-LEDGER_COLUMNS = (
-    "raw",
-    "clean",
-    "withheld",
-    "duplicates",
-    "quarantined",
-    "fixed",
-    "recycled",
-    "rejected",
-)
 
 
 def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
