@@ -13,6 +13,7 @@ row's columns, no statements, no subqueries.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +148,39 @@ def _update(table: str, values: dict[str, exp.Expression], where: exp.Expression
     )
 
 
+def _change(
+    store: DlqStore,
+    cond: exp.Expression,
+    *,
+    action: str,
+    status: str,
+    by: str,
+    at: dt.datetime,
+    values: dict[str, exp.Expression],
+    before: list[Field],
+    after: list[Field],
+) -> tuple[exp.Expression, list[str]]:
+    """Within a transaction: the rows matching ``cond`` get ``values`` and ``status``, the
+    change audited (``before``/``after`` plus the status). Returns the target predicate and
+    the keys changed."""
+    eng, t = store.engine, store.tables
+    in_target, hit = _select_target(store, cond)
+    if hit:
+        audit_insert(
+            eng,
+            t,
+            t.inbox,
+            action=action,
+            by=by,
+            at=at,
+            where=in_target,
+            before=[*before, status_field(col("_dlq_status"))],
+            after=[*after, status_field(lit(status))],
+        )
+        eng.execute(_update(t.inbox, {**values, "_dlq_status": lit(status)}, in_target))
+    return in_target, hit
+
+
 def fix(
     store: DlqStore,
     *,
@@ -169,22 +203,18 @@ def fix(
     specs = store.contract.source.columns
     now = utcnow()
     with eng.transaction():
-        in_target, hit = _select_target(store, cond)
+        in_target, hit = _change(
+            store,
+            cond,
+            action="fix",
+            status="fixed",
+            by=by,
+            at=now,
+            values=values,
+            before=[Field(c, col(c), specs[c].parsed.kind) for c in values],
+            after=[Field(c, v, specs[c].parsed.kind) for c, v in values.items()],
+        )
         if hit:
-            audit_insert(
-                eng,
-                t,
-                t.inbox,
-                action="fix",
-                by=by,
-                at=now,
-                where=in_target,
-                before=[Field(c, col(c), specs[c].parsed.kind) for c in values]
-                + [status_field(col("_dlq_status"))],
-                after=[Field(c, v, specs[c].parsed.kind) for c, v in values.items()]
-                + [status_field(lit("fixed"))],
-            )
-            eng.execute(_update(t.inbox, {**values, "_dlq_status": lit("fixed")}, in_target))
             _resolve_rescued(store, in_target, list(values))
             eng.execute(
                 _update(
@@ -233,21 +263,9 @@ def mark(
     cond = exp.and_(
         _target(store, keys, where), exp.NEQ(this=col("_dlq_status"), expression=lit(status))
     )
-    eng, t = store.engine, store.tables
     now = utcnow()
-    with eng.transaction():
-        in_target, hit = _select_target(store, cond)
-        if hit:
-            audit_insert(
-                eng,
-                t,
-                t.inbox,
-                action="mark",
-                by=by,
-                at=now,
-                where=in_target,
-                before=[status_field(col("_dlq_status"))],
-                after=[status_field(lit(status))],
-            )
-            eng.execute(_update(t.inbox, {"_dlq_status": lit(status)}, in_target))
+    with store.engine.transaction():
+        _, hit = _change(
+            store, cond, action="mark", status=status, by=by, at=now, values={}, before=[], after=[]
+        )
     return ActionResult("mark", status, hit)
