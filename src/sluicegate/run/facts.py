@@ -228,6 +228,23 @@ def pre_publish_facts(
     warn, fail = _dec(c.gate.warn_above), _dec(c.gate.fail_above)
     facts: list[Fact] = []
 
+    def share_check(check_id: str, n: int, what: str) -> Fact:
+        """``n`` of the routed records, judged by the gate's thresholds."""
+        s = share(n, routed)
+        st = _share_status(s, warn, fail)
+        return _check(
+            check_id,
+            owner,
+            st,
+            s,
+            _share_diag(check_id.upper(), st),
+            f"{n} of {routed} records {what}",
+            threshold_warn=warn,
+            threshold_fail=fail,
+            failed=n,
+            evaluated=routed,
+        )
+
     facts.append(
         _check(
             "source_available",
@@ -245,39 +262,14 @@ def pre_publish_facts(
 
     by_reason = counts.get("by_reason", {})
     invalid = sum(by_reason.get(b, 0) for b in BUILTINS)
-    s = share(invalid, routed)
-    st = _share_status(s, warn, fail)
     facts.append(
-        _check(
+        share_check(
             "invalid_share",
-            owner,
-            st,
-            s,
-            _share_diag("INVALID_SHARE", st),
-            f"{invalid} of {routed} records unreadable as declared (corrupt, type mismatch, missing required)",
-            threshold_warn=warn,
-            threshold_fail=fail,
-            failed=invalid,
-            evaluated=routed,
+            invalid,
+            "unreadable as declared (corrupt, type mismatch, missing required)",
         )
     )
-    q = counts.get("quarantined", 0)
-    s = share(q, routed)
-    st = _share_status(s, warn, fail)
-    facts.append(
-        _check(
-            "quarantine_share",
-            owner,
-            st,
-            s,
-            _share_diag("QUARANTINE_SHARE", st),
-            f"{q} of {routed} records quarantined",
-            threshold_warn=warn,
-            threshold_fail=fail,
-            failed=q,
-            evaluated=routed,
-        )
-    )
+    facts.append(share_check("quarantine_share", counts.get("quarantined", 0), "quarantined"))
     clean = counts.get("clean", 0)
     facts.append(
         _check(
