@@ -38,6 +38,7 @@ REPO = HERE.parent
 SCALES = {"tiny": 5_000, "1m": 1_009_989, "5m": 5_000_000, "10m": 10_000_000}
 SAMPLE_SECONDS = 0.05
 DEFAULT_CONTRACT = REPO / "examples" / "retail" / "contract.yml"
+SPARK_MASTER = "local[2]"  # both Spark rows: what baseline_spark.py runs on
 
 
 def _import_generator() -> Callable[..., dict[str, Any]]:
@@ -398,6 +399,39 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
                 ok_codes=(0, 1),  # 1 = the gate failed: still a finished, countable run
             )
         )
+    spark_skip = None  # why both Spark rows are skipped
+    if args.skip_spark:
+        spark_skip = "--skip-spark"
+    elif not _importable("pyspark"):
+        spark_skip = "pyspark is not installed"
+    if not contract.exists() or exe is None:
+        pass  # the sluicegate row above already says why
+    elif spark_skip:
+        skipped.append(Result("sluicegate-spark", lines, skipped=spark_skip))
+    else:
+        chosen.append(
+            Pipeline(
+                "sluicegate-spark",
+                lambda feed, tmp: [
+                    str(exe),
+                    "run",
+                    str(contract),
+                    "--engine",
+                    "spark",
+                    "--spark-master",
+                    SPARK_MASTER,  # as baseline_spark.py
+                    "--var",
+                    f"root={feed}",
+                    "--var",  # on Spark the warehouse is a directory of Parquet tables
+                    f"warehouse={tmp / 'warehouse'}",
+                    "--var",
+                    f"export={tmp / 'export'}",
+                    "--json",
+                ],
+                sluicegate_counts,
+                ok_codes=(0, 1),
+            )
+        )
     chosen.append(
         Pipeline(
             "duckdb-baseline",
@@ -412,10 +446,8 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
             baseline_counts,
         )
     )
-    if args.skip_spark:
-        skipped.append(Result("spark-baseline", lines, skipped="--skip-spark"))
-    elif not _importable("pyspark"):
-        skipped.append(Result("spark-baseline", lines, skipped="pyspark is not installed"))
+    if spark_skip:
+        skipped.append(Result("spark-baseline", lines, skipped=spark_skip))
     else:
         chosen.append(
             Pipeline(
@@ -514,13 +546,14 @@ def table(results: list[Result]) -> str:
         "vs spark",
         "CPU s",
         "CPU vs duckdb",
+        "CPU vs spark",
         "others' CPU",
         "truth",
     )
     rows = [head]
     for r in results:
         if r.skipped:
-            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 8, f"skipped: {r.skipped}"))
+            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 9, f"skipped: {r.skipped}"))
             continue
         med = r.median_s or 0.0
         truth = "ok" if r.correct else "WRONG"
@@ -535,6 +568,7 @@ def table(results: list[Result]) -> str:
                 ratio(r, "spark-baseline"),
                 f"{r.median_cpu_s:.1f}" if r.median_cpu_s is not None else "—",
                 cpu_ratio(r, "duckdb-baseline"),
+                cpu_ratio(r, "spark-baseline"),
                 f"{r.others_cpu or 0:.0%}",
                 truth,
             )

@@ -361,3 +361,33 @@ def test_harness_runs_the_duckdb_baseline_at_tiny_scale(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
     assert record["pipeline"] == "duckdb-baseline" and record["correct"] is True
     assert record["runs"][0]["peak_rss_mib"] > 0
+
+
+@pytest.mark.spark
+def test_harness_runs_sluicegate_on_spark_at_tiny_scale(tmp_path: Path) -> None:
+    """The ``sluicegate-spark`` row: the product on the Spark engine meets the same truth."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run_bench.py"),
+            "--scale",
+            "tiny",
+            "--runs",
+            "1",
+            "--only",
+            "sluicegate-spark",
+            "--no-compile-check",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--results",
+            str(tmp_path / "results.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    records = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    record = next(r for r in records if r["pipeline"] == "sluicegate-spark")
+    assert record["correct"] is True, record["runs"]
+    assert record["runs"][0]["reported"]["raw_lines"] == 5_000
