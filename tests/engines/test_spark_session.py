@@ -95,3 +95,27 @@ def test_spark_flags_with_the_duckdb_engine_are_refused(orders):
     r = run_cli("run", str(orders), "--engine", "duckdb", "--spark-master", "local[2]")
     assert r.returncode == 2
     assert "--engine spark" in r.stderr
+
+
+def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_set():
+    from sluicegate.engines.spark_session import LOCAL_JIT, local_cores, local_defaults
+
+    assert [local_cores(m) for m in ("local", "local[2]", "local[3,2]", "spark://h:7077")] == [
+        1,
+        2,
+        3,
+        None,
+    ]
+    assert local_cores("local[*]") == (os.cpu_count() or 1)
+    d = local_defaults("local[2]", {}, {})
+    assert d["spark.sql.shuffle.partitions"] == "4"
+    assert d["spark.driver.memory"].endswith("m")
+    assert LOCAL_JIT in d["spark.driver.extraJavaOptions"]
+    assert "log4j2.configurationFile" in d["spark.driver.extraJavaOptions"]
+    # the user's settings win; a cluster gets none of these
+    mine = {"spark.sql.shuffle.partitions": "64", "spark.driver.memory": "1g"}
+    assert set(local_defaults("local[2]", mine, {})) == {"spark.driver.extraJavaOptions"}
+    assert "spark.driver.memory" not in local_defaults(
+        "local[2]", {}, {"SPARK_DRIVER_MEMORY": "2g"}
+    )
+    assert local_defaults("spark://h:7077", {}, {}) == {}

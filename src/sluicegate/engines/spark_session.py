@@ -23,6 +23,7 @@ module only adds the environment and the default.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -52,6 +53,75 @@ PINNED: dict[str, str] = {
 
 QUIET: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
 """Static settings for a session sluicegate builds itself: logs stay clean (core never prints)."""
+
+LOCAL_JIT = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
+    "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+)
+"""HotSpot flags for a local-mode driver: only code that runs very often (the per-row loops
+of generated code) reaches the optimizing C2 compiler; planner code stays on C1.
+
+A run issues ~100 queries, each with freshly generated classes, and with HotSpot's
+default thresholds C2 compiled most of them and the planner besides: 51 of 107 CPU s of a
+5,000-line retail run went to the JIT compiler threads. With these thresholds the same
+run took 63 CPU s, and the 1M-line reader was no slower (``-XX:TieredStopAtLevel=1``,
+C1 only, made it 1.8x slower). See benchmarks/README.md (``sluicegate-spark``)."""
+
+LOCAL_DRIVER_MEMORY = 4 << 30
+"""Heap of a local-mode driver (it is also the executor): Spark's 1g default made G1
+collect all the time once the typed relation was cached (34 CPU s of a 1M-line run,
+9 CPU s with 4g). Capped at half of the machine's memory."""
+
+
+def local_cores(master: str | None) -> int | None:
+    """Cores of a ``local``, ``local[N]``, ``local[*]`` or ``local[N,F]`` master; None otherwise.
+
+    >>> local_cores("local[2]"), local_cores("local"), local_cores("spark://h:7077")
+    (2, 1, None)
+    """
+    m = re.fullmatch(r"local(?:\[(\*|[0-9]+)(?:,[0-9]+)?\])?", (master or "").strip())
+    if m is None:
+        return None
+    if m.group(1) == "*":
+        return os.cpu_count() or 1
+    return max(1, int(m.group(1) or 1))
+
+
+def local_defaults(
+    master: str | None, options: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Settings for a local-mode session sluicegate builds, where the user set none.
+
+    * ``spark.sql.shuffle.partitions``: 2 per core instead of 200. A run's shuffles are
+      small on one machine, and 200 tasks per shuffle over ~100 queries made a
+      5,000-line run launch 2,200 tasks (20 CPU s of task overhead; 8.6 CPU s with 4).
+      Adaptive query execution (on by default) still coalesces and splits partitions.
+    * ``spark.driver.memory``: :data:`LOCAL_DRIVER_MEMORY` (capped at half the RAM).
+    * ``spark.driver.extraJavaOptions``: the log4j2 file and :data:`LOCAL_JIT`.
+
+    Anything in ``options`` (the contract's ``engine.options``) wins; so does
+    ``SPARK_DRIVER_MEMORY`` in the environment.
+
+    >>> local_defaults("local[2]", {}, {})["spark.sql.shuffle.partitions"]
+    '4'
+    >>> local_defaults("spark://h:7077", {}, {})
+    {}
+    """
+    cores = local_cores(master)
+    if cores is None:
+        return {}
+    env = os.environ if environ is None else environ
+    out = {"spark.sql.shuffle.partitions": str(2 * cores)}
+    if not env.get("SPARK_DRIVER_MEMORY"):
+        try:
+            ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+            ram = 2 * LOCAL_DRIVER_MEMORY
+        out["spark.driver.memory"] = f"{max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2)) >> 20}m"
+    java = quiet_driver_options()["spark.driver.extraJavaOptions"]
+    out["spark.driver.extraJavaOptions"] = f"{java} {LOCAL_JIT}"
+    return {k: v for k, v in out.items() if k not in options}
+
 
 LOG4J2 = """\
 # sluicegate: Spark's driver logs errors only (a run's own report is the metrics JSON)
@@ -174,8 +244,16 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
             hint="install a JDK 17 (e.g. apt-get install openjdk-17-jre-headless) and set "
             "JAVA_HOME; " + INSTALL_HINT,
         )
-    builder = SparkSession.builder.master(spec.master or DEFAULT_MASTER).appName(spec.app_name)
-    for k, v in {**QUIET, **quiet_driver_options(), **dict(spec.options), **PINNED}.items():
+    master = spec.master or DEFAULT_MASTER
+    builder = SparkSession.builder.master(master).appName(spec.app_name)
+    local = local_defaults(master, spec.options)
+    for k, v in {
+        **QUIET,
+        **quiet_driver_options(),
+        **local,
+        **dict(spec.options),
+        **PINNED,
+    }.items():
         builder = builder.config(k, v)
     try:
         session = builder.getOrCreate()
