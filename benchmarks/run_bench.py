@@ -33,6 +33,9 @@ from typing import Any
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verify_outputs import published_counts  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SCALES = {"tiny": 5_000, "1m": 1_009_989, "5m": 5_000_000, "10m": 10_000_000}
@@ -145,6 +148,8 @@ def truth_mismatches(reported: dict[str, Any], expected: dict[str, Any]) -> list
     problems = []
     if not any(k in reported for k in ("raw_lines", "clean", "quarantined")):
         return ["no counts reported"]
+    if "output_error" in reported:
+        problems.append(f"outputs: {reported['output_error']}")
     for key in TRUTH_KEYS:
         if key in reported and reported[key] != expected[key]:
             problems.append(f"{key}: {reported[key]} != {expected[key]}")
@@ -280,6 +285,8 @@ class Pipeline:
     argv: Callable[[Path, Path], list[str]]  # (feed, scratch dir) -> command line
     counts: Callable[[dict[str, Any]], dict[str, Any]]
     ok_codes: tuple[int, ...] = (0,)
+    # scratch dir -> fact rows, checksums and dimension rows read back from the outputs
+    published: Callable[[Path], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -330,14 +337,17 @@ def run_pipeline(
                 wait_until_quiet(wait_quiet)
             load = os.getloadavg()[0]
             m = measure(p.argv(feed, scratch), REPO, timeout)
+            doc = parse_json_stdout(m.stdout)
+            ok_exit = m.rc in p.ok_codes and doc is not None
+            # what the run published, read back after it exited (outside the timing)
+            published = p.published(scratch) if p.published is not None and ok_exit else {}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        doc = parse_json_stdout(m.stdout)
-        if m.rc not in p.ok_codes or doc is None:
+        if not ok_exit:
             problems = [f"exit code {m.rc}" + ("" if doc else ", no JSON on stdout")]
             reported: dict[str, Any] = {}
         else:
-            reported = p.counts(doc)
+            reported = {**p.counts(doc), **published}
             problems = truth_mismatches(reported, expected)
         run = {
             "run": i + 1,
@@ -367,6 +377,36 @@ def run_pipeline(
     return res
 
 
+def sluicegate_pipeline(
+    name: str, exe: Path, contract: Path, warehouse: str, engine_args: list[str]
+) -> Pipeline:
+    """``sluicegate run`` of the contract on the feed, writing into the run's scratch dir;
+    its published outputs are read back and checked as well as its metrics."""
+
+    def argv(feed: Path, tmp: Path) -> list[str]:
+        return [
+            str(exe),
+            "run",
+            str(contract),
+            *engine_args,
+            "--var",
+            f"root={feed}",
+            "--var",
+            f"warehouse={tmp / warehouse}",
+            "--var",  # the fact export too, or it lands beside the example contract
+            f"export={tmp / 'export'}",
+            "--json",
+        ]
+
+    return Pipeline(
+        name,
+        argv,
+        sluicegate_counts,
+        ok_codes=(0, 1),  # 1 = the gate failed: still a finished, countable run
+        published=lambda tmp: published_counts(tmp / warehouse, tmp / "export"),
+    )
+
+
 def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
     """The pipelines to run, and the ones skipped (with why)."""
     py = sys.executable
@@ -380,25 +420,7 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
     elif exe is None:
         skipped.append(Result("sluicegate", lines, skipped="no sluicegate executable found"))
     else:
-        chosen.append(
-            Pipeline(
-                "sluicegate",
-                lambda feed, tmp: [
-                    str(exe),
-                    "run",
-                    str(contract),
-                    "--var",
-                    f"root={feed}",
-                    "--var",
-                    f"warehouse={tmp / 'warehouse.duckdb'}",
-                    "--var",  # the fact export too, or it lands beside the example contract
-                    f"export={tmp / 'export'}",
-                    "--json",
-                ],
-                sluicegate_counts,
-                ok_codes=(0, 1),  # 1 = the gate failed: still a finished, countable run
-            )
-        )
+        chosen.append(sluicegate_pipeline("sluicegate", exe, contract, "warehouse.duckdb", []))
     spark_skip = None  # why both Spark rows are skipped
     if args.skip_spark:
         spark_skip = "--skip-spark"
@@ -409,29 +431,9 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
     elif spark_skip:
         skipped.append(Result("sluicegate-spark", lines, skipped=spark_skip))
     else:
-        chosen.append(
-            Pipeline(
-                "sluicegate-spark",
-                lambda feed, tmp: [
-                    str(exe),
-                    "run",
-                    str(contract),
-                    "--engine",
-                    "spark",
-                    "--spark-master",
-                    SPARK_MASTER,  # as baseline_spark.py
-                    "--var",
-                    f"root={feed}",
-                    "--var",  # on Spark the warehouse is a directory of Parquet tables
-                    f"warehouse={tmp / 'warehouse'}",
-                    "--var",
-                    f"export={tmp / 'export'}",
-                    "--json",
-                ],
-                sluicegate_counts,
-                ok_codes=(0, 1),
-            )
-        )
+        # on Spark the warehouse is a directory of Parquet tables; local[2] as baseline_spark.py
+        spark = ["--engine", "spark", "--spark-master", SPARK_MASTER]
+        chosen.append(sluicegate_pipeline("sluicegate-spark", exe, contract, "warehouse", spark))
     chosen.append(
         Pipeline(
             "duckdb-baseline",
