@@ -98,7 +98,7 @@ def test_spark_flags_with_the_duckdb_engine_are_refused(orders):
 
 
 def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_set():
-    from sluicegate.engines.spark_session import LOCAL_JIT, local_cores, local_defaults
+    from sluicegate.engines.spark_session import LOCAL_JVM, local_cores, local_defaults
 
     assert [local_cores(m) for m in ("local", "local[2]", "local[3,2]", "spark://h:7077")] == [
         1,
@@ -110,7 +110,7 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
     d = local_defaults("local[2]", {}, {})
     assert d["spark.sql.shuffle.partitions"] == "4"
     assert d["spark.driver.memory"].endswith("m")
-    assert LOCAL_JIT in d["spark.driver.extraJavaOptions"]
+    assert LOCAL_JVM in d["spark.driver.extraJavaOptions"]
     assert "log4j2.configurationFile" in d["spark.driver.extraJavaOptions"]
     # the user's settings win; a cluster gets none of these
     mine = {"spark.sql.shuffle.partitions": "64", "spark.driver.memory": "1g"}

@@ -54,18 +54,23 @@ PINNED: dict[str, str] = {
 QUIET: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
 """Static settings for a session sluicegate builds itself: logs stay clean (core never prints)."""
 
-LOCAL_JIT = (
+LOCAL_JVM = (
+    "-XX:+UseParallelGC "
     "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
     "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
 )
-"""HotSpot flags for a local-mode driver: only code that runs very often (the per-row loops
-of generated code) reaches the optimizing C2 compiler; planner code stays on C1.
+"""HotSpot flags for a local-mode driver (which is also the executor).
 
-A run issues ~100 queries, each with freshly generated classes, and with HotSpot's
-default thresholds C2 compiled most of them and the planner besides: 51 of 107 CPU s of a
-5,000-line retail run went to the JIT compiler threads. With these thresholds the same
-run took 63 CPU s, and the 1M-line reader was no slower (``-XX:TieredStopAtLevel=1``,
-C1 only, made it 1.8x slower). See benchmarks/README.md (``sluicegate-spark``)."""
+* JIT thresholds: only code that runs very often (the per-row loops of generated code)
+  reaches the optimizing C2 compiler; planner code stays on C1. A run issues ~100
+  queries, each with freshly generated classes, and with HotSpot's default thresholds C2
+  compiled most of them and the planner besides: 51 of 107 CPU s of a 5,000-line retail
+  run went to the JIT compiler threads; 63 CPU s in all with these thresholds, and the
+  1M-line reader no slower (``-XX:TieredStopAtLevel=1``, C1 only, made it 1.8x slower).
+* The parallel (throughput) collector: a run is a batch job, and G1's concurrent marking
+  and write barriers cost a 1M-line run ~15 CPU s more (171 vs 155 CPU s).
+
+See docs/spark.md ("Local mode defaults") and benchmarks/README.md (``sluicegate-spark``)."""
 
 LOCAL_DRIVER_MEMORY = 4 << 30
 """Heap of a local-mode driver (it is also the executor): Spark's 1g default made G1
@@ -97,7 +102,7 @@ def local_defaults(
       5,000-line run launch 2,200 tasks (20 CPU s of task overhead; 8.6 CPU s with 4).
       Adaptive query execution (on by default) still coalesces and splits partitions.
     * ``spark.driver.memory``: :data:`LOCAL_DRIVER_MEMORY` (capped at half the RAM).
-    * ``spark.driver.extraJavaOptions``: the log4j2 file and :data:`LOCAL_JIT`.
+    * ``spark.driver.extraJavaOptions``: the log4j2 file and :data:`LOCAL_JVM`.
 
     Anything in ``options`` (the contract's ``engine.options``) wins; so does
     ``SPARK_DRIVER_MEMORY`` in the environment.
@@ -119,7 +124,7 @@ def local_defaults(
             ram = 2 * LOCAL_DRIVER_MEMORY
         out["spark.driver.memory"] = f"{max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2)) >> 20}m"
     java = quiet_driver_options()["spark.driver.extraJavaOptions"]
-    out["spark.driver.extraJavaOptions"] = f"{java} {LOCAL_JIT}"
+    out["spark.driver.extraJavaOptions"] = f"{java} {LOCAL_JVM}"
     return {k: v for k, v in out.items() if k not in options}
 
 
