@@ -54,7 +54,12 @@ def test_pinned_settings_make_spark_agree_with_duckdb():
 
 @pytest.fixture
 def orders(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "examples/orders", tmp_path / "orders")
+    # not a warehouse a local `sluicegate run` of the example left beside it
+    shutil.copytree(
+        REPO / "examples/orders",
+        tmp_path / "orders",
+        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
+    )
     return tmp_path / "orders" / "contract.yml"
 
 
