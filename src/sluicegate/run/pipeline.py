@@ -66,8 +66,7 @@ class RunContext:
     facts: list[Any] = field(default_factory=list)  # run/facts.py Fact objects
     started_at: dt.datetime | None = None
     incremental: Any = None  # run/incremental.py Incremental: this run is one micro-batch
-    # the source's lines table and the references were loaded during the bind
-    lines_loaded: bool = False
+    lines_loaded: bool = False  # the source's lines table was built during the bind
 
     @property
     def contract(self):  # noqa: ANN201 - the Contract model
@@ -263,8 +262,7 @@ class _Prefetch(threading.Thread):
 
 
 def _prefetch_lines(ctx: RunContext, files: list[str]) -> _Prefetch | None:
-    """On DuckDB, split the source's text files into lines (and load the references)
-    while the bind hashes them.
+    """On DuckDB, split the source's text files into lines while the bind hashes them.
 
     The bind (SHA-256 and the independent record count, in Python threads) and DuckDB's
     ``read_text`` (one thread) then overlap instead of taking turns; the raw count stays
@@ -274,12 +272,7 @@ def _prefetch_lines(ctx: RunContext, files: list[str]) -> _Prefetch | None:
     """
     if ctx.engine.name != "duckdb" or ctx.contract.source.format == "parquet" or not files:
         return None
-
-    def load() -> None:
-        ctx.engine.load_lines(files, T_LINES)
-        _load_references(ctx)  # small and mostly one-threaded: they overlap the bind too
-
-    return _Prefetch(load)
+    return _Prefetch(lambda: ctx.engine.load_lines(files, T_LINES))
 
 
 def discover_partitions(binding: bind_s.Binding, declared_path: str) -> list[str]:
@@ -312,14 +305,7 @@ def stage_compile(ctx: RunContext) -> None:
 
 
 def stage_references(ctx: RunContext) -> None:
-    """Load each reference with the same permissive reader (its bad rows cannot match).
-
-    Already done when the bind prefetched the source's lines (_prefetch_lines)."""
-    if not ctx.lines_loaded:
-        _load_references(ctx)
-
-
-def _load_references(ctx: RunContext) -> None:
+    """Load each reference with the same permissive reader (its bad rows cannot match)."""
     for name, ref in ctx.contract.references.items():
         files = bind_s.list_files(ctx.loaded, ref, f"references.{name}")
         table = f"_sg_ref_{name}"
