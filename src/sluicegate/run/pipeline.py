@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import resource
-import sys
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +63,6 @@ class RunContext:
     facts: list[Any] = field(default_factory=list)  # run/facts.py Fact objects
     started_at: dt.datetime | None = None
     incremental: Any = None  # run/incremental.py Incremental: this run is one micro-batch
-    lines_loaded: bool = False  # the source's lines table was built during the bind
 
     @property
     def contract(self):  # noqa: ANN201 - the Contract model
@@ -228,51 +224,9 @@ def stage_bind(ctx: RunContext) -> None:
     if ctx.incremental is not None:  # only the files not yet processed (run/incremental.py)
         ctx.binding, ctx.run_id = ctx.incremental.bind(ctx)
     else:
-        files = bind_s.list_files(ctx.loaded, ctx.contract.source, "source")
-        prefetch = _prefetch_lines(ctx, files)
-        try:
-            ctx.binding = bind_s.bind(ctx.loaded, files)
-        finally:
-            if prefetch is not None:  # a bind error wins over the engine's: raise it alone
-                prefetch.join(raise_error=sys.exc_info()[0] is None)
-        ctx.lines_loaded = prefetch is not None
+        ctx.binding = bind_s.bind(ctx.loaded)
         ctx.run_id = bind_s.run_id(ctx.loaded, ctx.binding)
     ctx.partitions = discover_partitions(ctx.binding, ctx.contract.source.path)
-
-
-class _Prefetch(threading.Thread):
-    """One engine call on a worker thread; its error is kept for :meth:`join`."""
-
-    def __init__(self, action: Callable[[], None]) -> None:
-        super().__init__(name="sluicegate-prefetch", daemon=True)
-        self._action = action
-        self._error: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self._action()
-        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
-            self._error = exc
-
-    def join(self, timeout: float | None = None, *, raise_error: bool = True) -> None:
-        super().join(timeout)
-        if raise_error and self._error is not None:
-            raise self._error
-
-
-def _prefetch_lines(ctx: RunContext, files: list[str]) -> _Prefetch | None:
-    """On DuckDB, split the source's text files into lines while the bind hashes them.
-
-    The bind (SHA-256 and the independent record count, in Python threads) and DuckDB's
-    ``read_text`` (one thread) then overlap instead of taking turns; the raw count stays
-    the bind's own. Parquet sources are not prefetched: their bind reads the footers and
-    names a bad file before the engine touches it. Micro-batches bind against the
-    warehouse's file ledger and load after it.
-    """
-    if ctx.engine.name != "duckdb" or ctx.contract.source.format == "parquet" or not files:
-        return None
-    return _Prefetch(lambda: ctx.engine.load_lines(files, T_LINES))
 
 
 def discover_partitions(binding: bind_s.Binding, declared_path: str) -> list[str]:
@@ -314,19 +268,9 @@ def stage_references(ctx: RunContext) -> None:
 
 
 def _load_typed(
-    ctx: RunContext,
-    files: list[str],
-    spec,  # noqa: ANN001
-    partitions: list[str],
-    table: str,
-    lines_table: str,
-    *,
-    lines_loaded: bool = False,
-) -> None:
-    """Load ``files`` raw (lines or Parquet rows), then build the typed relation ``table``.
-
-    ``lines_loaded``: the lines table was already built during the bind (_prefetch_lines).
-    """
+    ctx: RunContext, files: list[str], spec, partitions: list[str], table: str, lines_table: str
+) -> None:  # noqa: ANN001
+    """Load ``files`` raw (lines or Parquet rows), then build the typed relation ``table``."""
     eng = ctx.engine
     if spec.format == "parquet":
         from ..compile.parquet import typed_from_parquet
@@ -335,14 +279,12 @@ def _load_typed(
         physical = dict(eng.columns(lines_table))
         select = typed_from_parquet(lines_table, spec, partitions, eng.dialect, physical)
     elif spec.format == "ndjson":
-        if not lines_loaded:
-            eng.load_lines(files, lines_table)
+        eng.load_lines(files, lines_table)
         select = read_c.typed_select(lines_table, spec, partitions, eng.dialect)
     else:
         from ..compile.csv import typed_from_csv_lines
 
-        if not lines_loaded:
-            eng.load_lines(files, lines_table)
+        eng.load_lines(files, lines_table)
         select = typed_from_csv_lines(lines_table, spec, partitions, eng.dialect)
     eng.create_table_as(table, select, temporary=True)
     if eng.name == "duckdb":  # typed is a materialized copy there (Spark's may be lazy)
@@ -352,15 +294,7 @@ def _load_typed(
 
 def stage_read(ctx: RunContext) -> None:
     files = [f.path for f in ctx.binding.files]
-    _load_typed(
-        ctx,
-        files,
-        ctx.contract.source,
-        ctx.partitions,
-        T_TYPED,
-        T_LINES,
-        lines_loaded=ctx.lines_loaded,
-    )
+    _load_typed(ctx, files, ctx.contract.source, ctx.partitions, T_TYPED, T_LINES)
 
 
 def stage_dedupe(ctx: RunContext) -> None:
