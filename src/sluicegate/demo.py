@@ -115,7 +115,11 @@ def prepare_demo(
     eight rules, DLQ, facts, SCD2 customers, as-of facts, Parquet export and marts.
     ``orders`` is seed 000's three-rule feed.
     """
-    root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="sluicegate-demo-"))
+    # absolute: the contract's paths resolve against its own folder, so a relative
+    # --dir (``make demo`` passes ``.demo``) would be counted twice
+    root = (
+        Path(directory) if directory else Path(tempfile.mkdtemp(prefix="sluicegate-demo-"))
+    ).resolve()
     root.mkdir(parents=True, exist_ok=True)
     contract = root / "contract.yml"
     if feed == "orders":

@@ -65,6 +65,17 @@ def test_demo_runs_the_retail_job_and_matches_the_generator_truth(tmp_path):
     assert m["model"]["facts"]["fct_sales"]["rows"] == truth["fact_rows"]
 
 
+def test_demo_with_a_relative_dir_as_make_demo_runs_it(tmp_path):
+    """``make demo`` passes ``--dir .demo``: relative to where it runs, not to the
+    contract the demo writes inside it."""
+    r = run_cli("demo", "--dir", ".demo", "--lines", "2000", "--json", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    m = json.loads(r.stdout)
+    assert m["ledger"]["raw"] == 2000 and m["ledger"]["balanced"] is True
+    assert (tmp_path / ".demo" / "warehouse.duckdb").is_file()
+    assert not (tmp_path / ".demo" / ".demo").exists()
+
+
 def test_demo_orders_feed(tmp_path):
     r = run_cli(
         "demo", "--feed", "orders", "--dir", str(tmp_path / "o"), "--lines", "2000", "--json"
