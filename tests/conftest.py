@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,6 +20,15 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     return path
+
+
+def copy_orders_example(dest: Path) -> Path:
+    """A private copy of ``examples/orders`` at ``dest`` (returned): contract and data,
+    without a warehouse or run metrics a local ``sluicegate run`` of the example left."""
+    shutil.copytree(
+        REPO / "examples/orders", dest, ignore=shutil.ignore_patterns("*.duckdb*", "*.runs")
+    )
+    return dest
 
 
 def write_ndjson(path: Path, rows: list) -> Path:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import copy_orders_example, run_cli
 
 pytestmark = pytest.mark.duckdb
 DAY = "2024-01-01"
@@ -16,12 +15,7 @@ DAY = "2024-01-01"
 
 @pytest.fixture
 def orders(tmp_path: Path) -> str:
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp_path / "orders",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
-    contract = str(tmp_path / "orders" / "contract.yml")
+    contract = str(copy_orders_example(tmp_path / "orders") / "contract.yml")
     r = run_cli("run", contract, "--logical-date", DAY, "-q")
     assert r.returncode == 0, r.stderr
     return contract
@@ -107,8 +101,7 @@ def test_bad_value_unknown_key_and_missing_warehouse_are_clean_errors(orders, tm
     assert r.returncode == 2 and "not a valid INTEGER" in r.stderr
     r = run_cli("dlq", "show", orders, "-123")  # keys are signed: -123 is a key, not an option
     assert r.returncode == 2 and "no DLQ row with key -123" in r.stderr
-    fresh = tmp_path / "fresh"
-    shutil.copytree(REPO / "examples/orders", fresh, ignore=shutil.ignore_patterns("*.duckdb*"))
+    fresh = copy_orders_example(tmp_path / "fresh")
     r = run_cli("dlq", "list", str(fresh / "contract.yml"))
     assert r.returncode == 2 and "run the contract first" in r.stderr
     assert "Traceback" not in r.stderr

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import shutil
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import pytest
 from sluicegate.contract.loader import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_orders_example
 
 pytestmark = pytest.mark.spark
 
@@ -124,12 +123,8 @@ def assert_same_outcome(runs: dict[str, Any], tables: list[str]) -> None:
 @pytest.fixture(scope="module")
 def orders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("diff-orders")
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp / "orders",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
-    return run_both(tmp / "orders" / "contract.yml", tmp, {}, "2024-01-01")
+    contract = copy_orders_example(tmp / "orders") / "contract.yml"
+    return run_both(contract, tmp, {}, "2024-01-01")
 
 
 def test_orders_same_outcome_on_both_engines(orders):

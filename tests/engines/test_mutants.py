@@ -4,7 +4,6 @@ monkeypatching one compiler function; the ledger or the reconciliation must fail
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -16,7 +15,7 @@ from sluicegate.compile import render as render_c
 from sluicegate.compile import route as route_c
 from sluicegate.contract.loader import load_contract
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO
+from tests.conftest import copy_orders_example
 from tests.engines.test_orders_e2e import ORACLE_BAD, ORACLE_GOOD
 
 pytestmark = pytest.mark.duckdb
@@ -49,12 +48,7 @@ def reconcile(root: Path) -> list[str]:
 
 @pytest.fixture
 def orders(tmp_path: Path) -> Path:
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp_path / "o",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
-    return tmp_path / "o"
+    return copy_orders_example(tmp_path / "o")
 
 
 def run_orders(root: Path):

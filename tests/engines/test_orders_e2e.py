@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -11,7 +10,7 @@ import pytest
 
 from sluicegate.contract.loader import load_contract
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO, run_cli
+from tests.conftest import copy_orders_example, run_cli
 
 pytestmark = pytest.mark.duckdb
 
@@ -36,12 +35,7 @@ ORDER BY 1
 
 @pytest.fixture
 def orders(tmp_path: Path) -> Path:
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp_path / "orders",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
-    return tmp_path / "orders"
+    return copy_orders_example(tmp_path / "orders")
 
 
 def test_orders_reconcile_with_independent_sql(orders: Path):

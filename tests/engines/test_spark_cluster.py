@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 from sluicegate.contract.loader import load_contract
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, copy_orders_example, run_cli
 from tests.engines.test_differential import duckdb_table, parquet_table
 
 pytestmark = pytest.mark.spark
@@ -39,11 +38,7 @@ def _cluster_module():
 @pytest.fixture
 def orders(tmp_path: Path) -> Path:
     """The orders example with its warehouse as a variable (``--var wh=…``)."""
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp_path / "orders",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
+    copy_orders_example(tmp_path / "orders")
     contract = tmp_path / "orders" / "contract.yml"
     text = contract.read_text()
     assert "warehouse: ${root}/../warehouse.duckdb" in text

@@ -11,24 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sluicegate.contract.loader import load_contract
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO, run_cli
+from tests.conftest import copy_orders_example, run_cli
 from tests.engines.test_differential import duckdb_table, parquet_table
 
 pytestmark = pytest.mark.spark
 
 
 def test_killed_mid_publish_then_rerun(tmp_path: Path):
-    shutil.copytree(
-        REPO / "examples/orders", tmp_path / "orders", ignore=shutil.ignore_patterns("*.duckdb*")
-    )
-    contract = tmp_path / "orders" / "contract.yml"
+    contract = copy_orders_example(tmp_path / "orders") / "contract.yml"
     contract.write_text(contract.read_text().replace("${root}/../warehouse.duckdb", "${wh}"))
     wh = tmp_path / "wh-spark"
     args = ["run", str(contract), "--engine", "spark", "--var", f"wh={wh}"]

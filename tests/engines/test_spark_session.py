@@ -9,7 +9,6 @@ user meets it.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from sluicegate.engines.spark_session import PINNED, resolve_spec
 from sluicegate.errors import UsageError
-from tests.conftest import REPO, run_cli
+from tests.conftest import copy_orders_example, run_cli
 
 
 def test_precedence_flag_environment_contract_default():
@@ -54,13 +53,7 @@ def test_pinned_settings_make_spark_agree_with_duckdb():
 
 @pytest.fixture
 def orders(tmp_path: Path) -> Path:
-    # not a warehouse a local `sluicegate run` of the example left beside it
-    shutil.copytree(
-        REPO / "examples/orders",
-        tmp_path / "orders",
-        ignore=shutil.ignore_patterns("*.duckdb*", "*.runs"),
-    )
-    return tmp_path / "orders" / "contract.yml"
+    return copy_orders_example(tmp_path / "orders") / "contract.yml"
 
 
 @pytest.mark.spark

@@ -9,7 +9,6 @@ check of the run. Expected values come from the example data, not from an engine
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from sqlglot import exp
@@ -20,14 +19,12 @@ from sluicegate.dlq.lifecycle import fix
 from sluicegate.dlq.recycle import recycle
 from sluicegate.dlq.store import open_store
 from sluicegate.run.pipeline import run_contract
-from tests.conftest import REPO
+from tests.conftest import copy_orders_example
 
 
 def _orders(tmp_path: Path, engine_name: str):  # noqa: ANN202
-    shutil.copytree(
-        REPO / "examples/orders", tmp_path / "orders", ignore=shutil.ignore_patterns("*.duckdb*")
-    )
-    loaded = load_contract(tmp_path / "orders" / "contract.yml", logical_date="2024-01-01")
+    contract = copy_orders_example(tmp_path / "orders") / "contract.yml"
+    loaded = load_contract(contract, logical_date="2024-01-01")
     wh = tmp_path / ("wh.duckdb" if engine_name == "duckdb" else "wh")
     loaded.contract.outputs.warehouse = str(wh)
     return loaded, wh
