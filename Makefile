@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SCALE ?= 1m
+JARS := .jars/spark/.fetched
 
 .DEFAULT_GOAL := help
 
@@ -24,13 +25,19 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,spark]'
 	@touch $@ $(STAMP)
 
+$(JARS): jvm/spark/pom.xml jvm/settings.xml
+	@command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven) to fetch the Spark jars"; exit 2; }
+	mvn -q -B -s jvm/settings.xml -f jvm/spark/pom.xml dependency:copy-dependencies
+	@touch $@
+
+jars: $(JARS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/
 install: $(STAMP) ## Create .venv and install sluicegate
 dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) ## Run the whole test suite (unit, DuckDB, Spark, Flink)
+test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (unit, DuckDB, Spark, Flink)
 	$(BIN)/python -m pytest -m "not spark and not flink" -q
 	$(BIN)/python -m pytest -m "spark" -q
 	bash scripts/flink_venv.sh
@@ -52,4 +59,4 @@ bench: $(DEV_STAMP) ## Benchmark vs the hand-written DuckDB and seed-style Spark
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help install dev demo test test-fast lint format bench clean
+.PHONY: help jars install dev demo test test-fast lint format bench clean
