@@ -149,7 +149,7 @@ def test_no_warehouse_yet_is_a_clear_error(tmp_path):
 RUN_SCRIPT = textwrap.dedent(
     """
     import sys
-    from sluicegate.contract.loader import load_contract
+    from sluicegate.compile.contract_check import load_contract
     from sluicegate.run.pipeline import run_contract
     staging = sys.argv[3] == "staging"
     r = run_contract(load_contract(sys.argv[1], logical_date=sys.argv[2]),

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.pipeline import RunResult, run_contract
 
 

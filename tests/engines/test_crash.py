@@ -88,7 +88,7 @@ def test_kill_at_each_boundary_leaves_before_or_after_and_rerun_recovers(scene, 
 SPLIT_PUBLISH = textwrap.dedent(
     """
     import sys
-    from sluicegate.contract.loader import load_contract
+    from sluicegate.compile.contract_check import load_contract
     from sluicegate.run import publish as p
     from sluicegate.run.pipeline import run_contract
     real = p._write_facts_and_run

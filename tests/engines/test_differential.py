@@ -21,7 +21,7 @@ import duckdb
 import pyarrow.dataset as ds
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import REPO, copy_orders_example

@@ -22,7 +22,8 @@ from typing import Any
 
 import duckdb
 
-from sluicegate.contract.loader import LoadedContract, load_contract
+from sluicegate.compile.contract_check import load_contract
+from sluicegate.contract.loader import LoadedContract
 from sluicegate.dlq.store import DlqStore, open_store
 from sluicegate.run.pipeline import RunResult, run_contract
 from tests.unit.test_dlq_canonical import reference_json, reference_key

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.render import ident, lit, render
-from sluicegate.contract.loader import load_contract
 from sluicegate.dlq.canonical import json_string, json_value, row_json
 from sluicegate.dlq.keys import dlq_key
 from sluicegate.engines import open_engine

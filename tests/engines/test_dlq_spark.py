@@ -12,7 +12,7 @@ import json
 import duckdb
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.ledger import dlq_ledger
 from sluicegate.dlq.lifecycle import fix, mark
 from sluicegate.dlq.recycle import recycle

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import pipeline
 from sluicegate.run.bind import schema_fingerprint
 from sluicegate.run.facts import CHECKS

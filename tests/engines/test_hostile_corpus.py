@@ -22,9 +22,9 @@ import pytest
 from sqlglot import exp
 
 from sluicegate.compile import cast as cast_c
-from sluicegate.compile import json_duckdb
-from sluicegate.compile import read as read_c
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
+from sluicegate.compile.read import ndjson_duckdb as json_duckdb
+from sluicegate.compile.read import relation as read_c
 from sluicegate.run import bind as bind_s
 from sluicegate.run.pipeline import RunResult, run_contract
 from tests.conftest import run_cli

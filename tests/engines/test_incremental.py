@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import incremental as inc_m
 from sluicegate.run.pipeline import RunResult, run_contract
 from tests.conftest import run_cli

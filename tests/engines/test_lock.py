@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.errors import LockedError
 from sluicegate.run import lock as lock_m
 from sluicegate.run.lock import WriterLock

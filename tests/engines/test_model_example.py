@@ -11,9 +11,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.model.checks import compiled_marts
 from sluicegate.compile.render import render
-from sluicegate.contract.loader import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import REPO

@@ -26,8 +26,8 @@ import duckdb
 import pyarrow.dataset as pads
 import pytest
 
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.model import asof
-from sluicegate.contract.loader import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run import model as run_model
 from sluicegate.run.pipeline import run_contract

@@ -13,7 +13,7 @@ from sqlglot import exp
 from sluicegate.compile import outputs as out_c
 from sluicegate.compile import render as render_c
 from sluicegate.compile import route as route_c
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import copy_orders_example
 from tests.engines.test_orders_e2e import ORACLE_BAD, ORACLE_GOOD

@@ -17,7 +17,7 @@ import pytest
 
 from sluicegate.compile import facts as facts_c
 from sluicegate.compile import outputs as out_c
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import publish as publish_m
 from sluicegate.run.pipeline import RunResult, run_contract
 

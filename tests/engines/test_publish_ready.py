@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.errors import NotReadyError
 from sluicegate.run import ready as ready_m
 from sluicegate.run.metrics import lock_path

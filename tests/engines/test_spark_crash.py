@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import copy_orders_example, run_cli
 from tests.engines.test_differential import duckdb_table, parquet_table

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.watch import watch
 from tests.conftest import SLUICEGATE
 from tests.engines.test_incremental import (

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import watch as watch_m
 from tests.conftest import SLUICEGATE
 from tests.engines.test_incremental import (
@@ -375,7 +375,7 @@ def test_mutant_ignoring_on_stream_fail_is_caught(tmp_path: Path, monkeypatch):
 SPLIT_LEDGER = textwrap.dedent(
     """
     import sys, threading
-    from sluicegate.contract.loader import load_contract
+    from sluicegate.compile.contract_check import load_contract
     from sluicegate.run import incremental as inc
     from sluicegate.run.watch import watch
     real = inc.Incremental.record_files

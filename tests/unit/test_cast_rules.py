@@ -203,7 +203,7 @@ def test_non_portable_directives_are_contract_errors(fmt, tmp_path):
         "outputs": {"warehouse": "w", "clean": "c", "quarantine": "q"},
     }
     (tmp_path / "c.yml").write_text(json.dumps(doc))
-    from sluicegate.contract.loader import load_contract
+    from sluicegate.compile.contract_check import load_contract
 
     with pytest.raises(ContractError, match="source.columns.t"):
         load_contract(tmp_path / "c.yml")

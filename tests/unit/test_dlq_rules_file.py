@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.errors import ContractError
 from tests.conftest import run_cli, write
 

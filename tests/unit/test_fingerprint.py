@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.contract.models import TableSource
 from sluicegate.run import bind as bind_s
 from sluicegate.run.bind import Binding, BoundFile, count_lines, schema_fingerprint

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.errors import ContractError
 
 BASE = """

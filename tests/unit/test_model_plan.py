@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.plan import plan, render_plan
-from sluicegate.contract.loader import load_contract
 from tests.unit.test_model_contract import BASE, MODEL
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from sqlglot import exp
 
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.plan import plan, render_plan
 from sluicegate.compile.rules import RuleError, check_expression, parse_predicate
-from sluicegate.contract.loader import load_contract
 
 COLUMNS = {"a": None, "b": None, "cid": None, "name": None}
 REFS = {"customers": {"cid": None, "name": None}}

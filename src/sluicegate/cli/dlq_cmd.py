@@ -53,7 +53,7 @@ def _warehouse_command(fn: Callable[..., None]) -> Callable[..., None]:
     def load_first(
         *, contract: str, variables: tuple[str, ...], logical_date: str | None, **kwargs: Any
     ) -> None:
-        from ..contract.loader import load_contract
+        from ..compile.contract_check import load_contract
 
         loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
         fn(loaded, contract=contract, **kwargs)

@@ -109,8 +109,8 @@ def facts(
     from sqlglot.errors import UnsupportedError
 
     from ..compile import dashboard
+    from ..compile.contract_check import load_contract
     from ..compile.render import render
-    from ..contract.loader import load_contract
 
     loaded = load_contract(contract, variables=_vars(variables), logical_date=logical_date)
     c = loaded.contract

@@ -59,7 +59,7 @@ def cli() -> None:
 @handled
 def validate(contract: str, variables: tuple[str, ...], logical_date: str | None) -> None:
     """Check CONTRACT: shape, types, rule SQL and column names. Exit 2 on any problem."""
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
 
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
     c = loaded.contract
@@ -93,8 +93,8 @@ def compile_cmd(
     from sqlglot.dialects import Dialect
     from sqlglot.errors import UnsupportedError
 
+    from ..compile.contract_check import load_contract
     from ..compile.plan import plan, render_plan
-    from ..contract.loader import load_contract
     from ..errors import UsageError
 
     try:
@@ -160,7 +160,7 @@ def run(
     are published, clean rows are not), 2 contract error, 3 ledger violation (nothing
     published), 4 upstream not ready, 5 locked by another run.
     """
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
     from ..run.pipeline import run_contract
 
     engine, engine_options = spark_options(engine, spark_master, spark_remote)

@@ -133,7 +133,7 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
 
 
 def _loader(contract: str, variables: dict[str, str], logical_date: str | None) -> Callable:
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
 
     return lambda: load_contract(contract, variables=variables, logical_date=logical_date)
 

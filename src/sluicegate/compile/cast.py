@@ -24,15 +24,37 @@ docs/contract-reference.md § "Cast rules":
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from ..contract.formats import (  # the vocabulary: which directives, their widths
+    DEFAULT_DATE_FORMATS,
+    DEFAULT_TIMESTAMP_FORMATS,
+    DIRECTIVES,
+    STRPTIME_TO_JAVA,
+    YEAR_RE,
+    FormatError,
+    check_format,
+)
 from .render import lit
 
-if TYPE_CHECKING:  # the contract models validate formats with check_format (no cycle)
+if TYPE_CHECKING:
     from ..contract.models import ColumnSpec
+
+__all__ = [
+    "DEFAULT_DATE_FORMATS",
+    "DEFAULT_TIMESTAMP_FORMATS",
+    "DIRECTIVES",
+    "STRPTIME_TO_JAVA",
+    "YEAR_RE",
+    "FormatError",
+    "cast_text",
+    "check_format",
+    "format_regex",
+    "java_pattern",
+    "strptime_any",
+]
 
 END = r"\z"  # end of text in RE2 and Java; '$' also matches before a final \n in Java
 SP = " *"
@@ -42,35 +64,6 @@ DEC_RE = rf"^{SP}{_NUM}{SP}{END}"
 FLOAT_RE = DEC_RE
 NONFINITE_RE = rf"^{SP}[+-]?(?i:nan|inf|infinity){SP}{END}"
 BOOL_RE = rf"^{SP}(?i:true|false){SP}{END}"
-
-DEFAULT_TIMESTAMP_FORMATS = [
-    "%Y-%m-%dT%H:%M:%S.%fZ",
-    "%Y-%m-%dT%H:%M:%SZ",
-    "%Y-%m-%dT%H:%M:%S.%f",
-    "%Y-%m-%dT%H:%M:%S",
-    "%Y-%m-%d %H:%M:%S.%f",
-    "%Y-%m-%d %H:%M:%S",
-]
-DEFAULT_DATE_FORMATS = ["%Y-%m-%d"]
-
-# The portable strptime directives: each has a fixed-width regex, a DuckDB strptime meaning
-# and a Java DateTimeFormatter pattern (Spark's try_to_timestamp) that parse alike.
-YEAR_RE = "([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"  # 0001..9999
-DIRECTIVES: dict[str, tuple[str, str]] = {
-    "%Y": (YEAR_RE, "yyyy"),
-    "%m": ("[0-9]{2}", "MM"),
-    "%d": ("[0-9]{2}", "dd"),
-    "%H": ("[0-9]{2}", "HH"),
-    "%M": ("[0-9]{2}", "mm"),
-    "%S": ("[0-9]{2}", "ss"),
-    "%f": ("[0-9]{1,6}", "SSSSSS"),
-    "%%": ("%", "%"),
-}
-STRPTIME_TO_JAVA = {d: java for d, (_rx, java) in DIRECTIVES.items()}
-
-
-class FormatError(ValueError):
-    """A strptime format uses a directive sluicegate cannot parse alike on every engine."""
 
 
 def matches(text: exp.Expression, pattern: str) -> exp.Expression:
@@ -149,18 +142,6 @@ def _nonfinite(text: exp.Expression, target: exp.DataType) -> exp.Expression:
         ],
         default=exp.Cast(this=lit("Infinity"), to=target.copy()),
     )
-
-
-def check_format(fmt: str) -> None:
-    """Raise :class:`FormatError` unless every directive of ``fmt`` is portable."""
-    for d in re.findall(r"%.", fmt):
-        if d not in DIRECTIVES:
-            portable = " ".join(sorted(DIRECTIVES))
-            raise FormatError(
-                f"strptime directive {d} in '{fmt}' is not supported (use {portable})"
-            )
-    if fmt.endswith("%") and not fmt.endswith("%%"):
-        raise FormatError(f"format '{fmt}' ends with a lone %")
 
 
 def format_regex(fmt: str) -> str:

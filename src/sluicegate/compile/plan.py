@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..contract.loader import LoadedContract
-from ..contract.semantics import partition_names
+from ..contract.partitions import partition_names
 from . import dedupe as dedupe_c
 from . import outputs as out_c
-from . import read as read_c
 from . import route as route_c
 from .model import plan as model_plan
+from .read.table import typed_select
 from .render import col, render
 from .rules import compile_rules
 
@@ -41,7 +41,7 @@ def plan(loaded: LoadedContract, dialect: str, *, run_id: str = "<run_id>") -> l
         steps.append(
             Step(
                 "_sg_typed",
-                read_c.typed_select("_sg_lines", c.source, partitions, dialect),
+                typed_select("_sg_lines", c.source, partitions, dialect),
                 "read: lines → typed rows",
             )
         )

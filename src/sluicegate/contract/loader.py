@@ -36,6 +36,8 @@ class LoadedContract:
     logical_date: str
     positions: dict[tuple, int] = field(default_factory=dict)
     redactor: Redactor = field(default_factory=Redactor)
+    #: where the rules came from when ``rules_file:`` merged them in (for error locations)
+    rules_origin: RulesOrigin | None = None
 
     @property
     def base_dir(self) -> Path:
@@ -48,6 +50,11 @@ class LoadedContract:
 
     def line(self, *key: str | int) -> int | None:
         return line_of(self.positions, tuple(key))
+
+    def located(self, exc: ContractError) -> ContractError:
+        """``exc`` with rules-file problems pointed at that file, and secrets redacted."""
+        exc.problems = _attribute(exc.problems, self.rules_origin)
+        return _redacted(exc, self.redactor)
 
     def error(self, key: tuple, message: str, suggestion: str | None = None) -> ContractError:
         """A ContractError located at ``key`` (a path tuple such as ('rules', 2, 'expect'))."""
@@ -70,22 +77,23 @@ def format_path(key: tuple) -> str:
     return out
 
 
-def load_contract(
+def parse_contract(
     path: str | Path,
     *,
     variables: Mapping[str, str] | None = None,
     logical_date: str | None = None,
     secret_provider: SecretProvider = env_secret_provider,
-    check_semantics: bool = True,
 ) -> LoadedContract:
-    """Load and validate a contract file.
+    """Read a contract file: YAML, tokens, the rules file, the models — not its meaning.
+
+    ``compile.contract_check.load_contract`` is this plus the checks that compile the
+    rules and the model against the schema; call that one.
 
     Args:
         path: the YAML contract.
         variables: ``--var k=v`` overrides; they win over the contract's ``vars:``.
         logical_date: ISO date for ``${logical_date}`` (default: today, UTC).
         secret_provider: resolves ``${secret:scope/key}``.
-        check_semantics: also compile the rules against the schema.
 
     Raises:
         ContractError: with every problem found, each with key path and line.
@@ -144,16 +152,7 @@ def load_contract(
     digest = hashlib.sha256(
         json.dumps(contract.model_dump(mode="json"), sort_keys=True).encode()
     ).hexdigest()
-    loaded = LoadedContract(contract, path, digest, logical_date, positions, redactor)
-    if check_semantics:
-        from .semantics import check_contract
-
-        try:
-            check_contract(loaded)
-        except ContractError as exc:
-            exc.problems = _attribute(exc.problems, origin)
-            raise _redacted(exc, redactor) from None
-    return loaded
+    return LoadedContract(contract, path, digest, logical_date, positions, redactor, origin)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every model forbids unknown keys so a misspelt key is an error (with a did-you-mean),
 never a silently ignored setting. Semantic checks that need more than one section
-(rule columns against the schema, dedupe keys, references) live in ``semantics.py``.
+(rule columns against the schema, dedupe keys, references) live in ``compile/contract_check.py``.
 Later sections (``model``, ``serve``) slot in as fields of :class:`Contract`.
 """
 
@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .coltypes import ColumnType, UnknownTypeError, parse_type
+from .formats import FormatError, check_format
 from .model_spec import Model
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
@@ -45,8 +46,6 @@ class ColumnSpec(Strict):
 
     @model_validator(mode="after")
     def _formats_only_for_time(self) -> ColumnSpec:
-        from ..compile.cast import FormatError, check_format  # cast rules own the directives
-
         if self.formats is not None:
             if self.parsed.kind not in ("date", "timestamp"):
                 raise ValueError("formats: is only allowed on DATE and TIMESTAMP columns")

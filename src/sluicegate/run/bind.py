@@ -22,7 +22,7 @@ import numpy as np
 
 from ..contract.loader import LoadedContract
 from ..contract.models import Source, TableSource
-from ..contract.semantics import partition_names
+from ..contract.partitions import partition_names
 from ..errors import InputError
 
 CHUNK = 8 << 20

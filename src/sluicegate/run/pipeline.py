@@ -18,12 +18,13 @@ from sqlglot import exp
 
 from ..compile import dedupe as dedupe_c
 from ..compile import metrics as metrics_c
-from ..compile import read as read_c
 from ..compile import route as route_c
+from ..compile.read import table as read_table
+from ..compile.read.relation import LINEAGE
 from ..compile.render import col
 from ..compile.rules import CompiledRule, Membership, compile_rules
 from ..contract.loader import LoadedContract
-from ..contract.semantics import hive_partition_names
+from ..contract.partitions import hive_partition_names
 from ..engines import Engine, open_engine
 from ..errors import LedgerError
 from ..report.events import Listener, Silent
@@ -272,20 +273,13 @@ def _load_typed(
 ) -> None:  # noqa: ANN001
     """Load ``files`` raw (lines or Parquet rows), then build the typed relation ``table``."""
     eng = ctx.engine
-    if spec.format == "parquet":
-        from ..compile.parquet import typed_from_parquet
-
+    physical = None
+    if spec.format in read_table.LOADS_PARQUET:
         eng.load_parquet(files, lines_table)
         physical = dict(eng.columns(lines_table))
-        select = typed_from_parquet(lines_table, spec, partitions, eng.dialect, physical)
-    elif spec.format == "ndjson":
-        eng.load_lines(files, lines_table)
-        select = read_c.typed_select(lines_table, spec, partitions, eng.dialect)
     else:
-        from ..compile.csv import typed_from_csv_lines
-
         eng.load_lines(files, lines_table)
-        select = typed_from_csv_lines(lines_table, spec, partitions, eng.dialect)
+    select = read_table.typed_select(lines_table, spec, partitions, eng.dialect, physical)
     eng.create_table_as(table, select, temporary=True)
     if eng.name == "duckdb":  # typed is a materialized copy there (Spark's may be lazy)
         # the raw text is not read again (corrupt lines keep theirs in _raw): free it now
@@ -425,7 +419,7 @@ def _duplicates_select(ctx: RunContext) -> exp.Select:
     rn_gt_1 = exp.GT(this=col("_rn", "_r"), expression=exp.Literal.number(1))
     if ctx.contract.dedupe is None:  # nothing is ranked: no duplicates
         return exp.select(exp.Star()).from_(exp.to_table(T_RANKED)).where(exp.false())
-    on = exp.and_(*[exp.EQ(this=col(c, "_t"), expression=col(c, "_r")) for c in read_c.LINEAGE])
+    on = exp.and_(*[exp.EQ(this=col(c, "_t"), expression=col(c, "_r")) for c in LINEAGE])
     return (
         exp.select(
             exp.Column(this=exp.Star(), table=exp.to_identifier("_t")),

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from sluicegate.compile import dashboard
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.lifecycle import fix
 from sluicegate.dlq.recycle import recycle
 from sluicegate.dlq.store import open_store

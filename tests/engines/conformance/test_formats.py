@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from sqlglot import exp
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import write
 
@@ -128,7 +128,7 @@ CSV_FILES = {
 @pytest.mark.spark
 @pytest.mark.parametrize("engine_name", ["spark"], indirect=True)
 def test_spark_csv_rows_equal_duckdb(engine_name, tmp_path):
-    from sluicegate.compile.csv import typed_from_csv_lines
+    from sluicegate.compile.read.table import typed_select
     from sluicegate.contract.models import TableSource
     from sluicegate.engines import open_engine
 
@@ -153,7 +153,7 @@ def test_spark_csv_rows_equal_duckdb(engine_name, tmp_path):
             eng.load_lines(files, "_sg_lines")
             eng.create_table_as(
                 "_sg_typed",
-                typed_from_csv_lines("_sg_lines", source, [], eng.dialect),
+                typed_select("_sg_lines", source, [], eng.dialect),
                 temporary=True,
             )
             got = eng.fetch_dicts(exp.select("*").from_("_sg_typed"))

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from sluicegate.compile.read import typed_select
+from sluicegate.compile.read.table import typed_select
 from sluicegate.contract.models import TableSource
 from sluicegate.engines import open_engine
 

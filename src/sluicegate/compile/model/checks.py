@@ -1,6 +1,6 @@
 """What the names of a ``model:`` section mean: every problem, located, at load time.
 
-Called by ``contract/semantics.py`` with its ``add(key, message, suggestion)`` collector,
+Called by ``compile/contract_check.py`` with its ``add(key, message, suggestion)`` collector,
 so model problems are reported together with the rest of the contract's, each with its
 key path, line and a did-you-mean. A contract that passes these checks builds: every
 column a dimension, fact or mart names exists with a compatible type.

@@ -1,4 +1,4 @@
-"""CSV lines → the text relation (see read.py), then the same casts as NDJSON.
+"""CSV lines → the text relation (see relation.py), then the same casts as NDJSON.
 
 A CSV record is one physical line (quoted line breaks are not supported: such a record
 is split and both halves are corrupt). The rules (docs/contract-reference.md § "CSV"):
@@ -14,10 +14,10 @@ is split and both halves are corrupt). The rules (docs/contract-reference.md § 
 * every record must have as many fields as its header (or as declared columns without a
   header), else it is a ``corrupt_record``;
 * an empty unquoted field is NULL; a quoted empty field ``""`` is the empty string;
-* values are text; the cast rules of ``cast.py`` make them typed.
+* values are text; the cast rules of ``compile/cast.py`` make them typed.
 
 The relation is built once, here, for every dialect; only the list functions differ
-(``ListFunctions``): DuckDB's are below, Spark's in ``csv_spark.py``.
+(``ListFunctions``): DuckDB's are in ``csv_duckdb.py``, Spark's in ``csv_spark.py``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from ..contract.models import CsvOptions, TableSource
-from .read import LINEAGE, alias, finish, not_null, sub, with_partitions
-from .render import col, ident, lit
+from ...contract.models import CsvOptions, TableSource
+from ..render import col, ident, lit
+from . import relation
+from .relation import LINEAGE, ReaderDialect, alias, not_null, sub, with_partitions
 
 NL = "\n"  # never inside a line: the field separator after splitting
 
@@ -109,70 +110,6 @@ class ListFunctions(Protocol):
         ...
 
 
-class DuckDBLists:
-    """DuckDB's list functions (see ``ListFunctions``)."""
-
-    dialect = "duckdb"
-    text_array = "VARCHAR[]"
-    int_array = "INTEGER[]"
-
-    def concat(self, a: exp.Expression, b: exp.Expression) -> exp.Expression:
-        return exp.DPipe(this=a, expression=b)
-
-    def replace_all(self, text: exp.Expression, pattern: str, group1_then: str) -> exp.Expression:
-        return exp.RegexpReplace(
-            this=text,
-            expression=lit(pattern),
-            replacement=lit("\\1" + group1_then),
-            modifiers=lit("g"),
-        )
-
-    def split(self, text: exp.Expression, sep: str) -> exp.Expression:
-        return _fn("string_split", text, lit(sep))
-
-    def starts_with(self, text: exp.Expression, prefix: exp.Expression) -> exp.Expression:
-        return _fn("starts_with", text, prefix)
-
-    def replace(
-        self, text: exp.Expression, old: exp.Expression, new: exp.Expression
-    ) -> exp.Expression:
-        return _fn("replace", text, old, new)
-
-    def transform(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression:
-        return _fn("list_transform", arr, fn)
-
-    def filter(self, arr: exp.Expression, fn: exp.Lambda) -> exp.Expression:
-        return _fn("list_filter", arr, fn)
-
-    def contains(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression:
-        return _fn("list_contains", arr, value)
-
-    def size(self, arr: exp.Expression) -> exp.Expression:
-        return exp.func("LEN", arr)
-
-    def distinct(self, arr: exp.Expression) -> exp.Expression:
-        return _fn("list_distinct", arr)
-
-    def position(self, arr: exp.Expression, value: exp.Expression) -> exp.Expression:
-        return _fn("list_position", arr, value)
-
-    def at(self, arr: exp.Expression, i: exp.Expression) -> exp.Expression:
-        return exp.Bracket(this=arr, expressions=[i], offset=1)
-
-    def json_object(self, keys: exp.Expression, values: exp.Expression) -> exp.Expression:
-        return exp.cast(_fn("to_json", exp.Map(keys=keys, values=values)), "VARCHAR")
-
-
-def _lists(dialect: str) -> ListFunctions:
-    if dialect == "duckdb":
-        return DuckDBLists()
-    if dialect == "spark":
-        from .csv_spark import SparkLists
-
-        return SparkLists()
-    raise NotImplementedError(f"CSV parsing is not compiled for dialect '{dialect}' yet")
-
-
 def fields_expr(text: exp.Expression, opts: CsvOptions, fns: ListFunctions) -> exp.Expression:
     """The unquoted field values of a well-formed line, as a list."""
     if opts.quote:
@@ -211,18 +148,21 @@ def fields_expr(text: exp.Expression, opts: CsvOptions, fns: ListFunctions) -> e
     return fns.transform(raw, _lambda("x", unquote))
 
 
-def typed_from_csv_lines(
-    lines_table: str, source: TableSource, partitions: list[str], dialect: str
+def typed_select(
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    dialect: ReaderDialect,
+    fns: ListFunctions,
 ) -> exp.Select:
-    """The typed relation (read.py) of CSV lines."""
-    fns = _lists(dialect)
+    """The typed relation (relation.py) of CSV lines, with ``dialect``'s list functions."""
     opts = source.csv or CsvOptions()
-    return finish(
+    return relation.finish(
         text_select(lines_table, source, partitions, opts, fns),
         source,
         partitions,
         dialect,
-        _text_value,  # on Spark too: rescued as a JSON string (read_spark.json_of)
+        _text_value,  # on Spark too: rescued as a JSON string (spark_json.json_of)
     )
 
 

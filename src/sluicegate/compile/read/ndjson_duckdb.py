@@ -1,4 +1,4 @@
-"""NDJSON lines → the text relation, on DuckDB (the JSON decisions are in read.py's terms).
+"""NDJSON lines → the typed relation, on DuckDB (the text relation is relation.py's).
 
 What a well-formed record is (docs/contract-reference.md § "JSON edge cases"): a line that
 is strict RFC 8259 JSON whose top-level value is an object with distinct keys. Three
@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..contract.models import TableSource
-from .read import LINEAGE, alias, json_path, sub, with_partitions
-from .render import col, lit
+from ...contract.models import TableSource
+from ..render import col, lit
+from . import relation
+from .duckdb_json import DUCKDB
+from .relation import LINEAGE, alias, json_path, sub, with_partitions
 
 OBJECT_START = r"^[ \t\r\n]*\{"
 # Lines that may use a yyjson-only extension: checked exactly (cheap filter, rare hits).
@@ -61,7 +63,7 @@ def lenient_only(line: exp.Expression) -> exp.Expression:
 
 
 def text_select(lines_table: str, source: TableSource, partitions: list[str]) -> exp.Select:
-    """The text relation (see read.py) of NDJSON lines, DuckDB dialect."""
+    """The text relation (see relation.py) of NDJSON lines, DuckDB dialect."""
     names = list(source.columns)
     n = len(names)
     line = col("_line")
@@ -204,3 +206,19 @@ def _sum(terms: list[exp.Expression]) -> exp.Expression:
     for t in terms[1:]:
         total = exp.Add(this=total, expression=t)
     return total
+
+
+def typed_select(
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    physical: dict[str, str] | None = None,
+) -> exp.Select:
+    """The typed relation of NDJSON lines loaded as text (``Engine.load_lines``)."""
+    text = text_select(lines_table, source, partitions)
+    return relation.finish(text, source, partitions, DUCKDB, json_value)
+
+
+def json_value(i: int, name: str) -> exp.Expression:
+    """The original JSON value of field ``name`` (for ``_rescued_data``)."""
+    return exp.Anonymous(this="json_extract", expressions=[col("_line"), lit(json_path(name))])

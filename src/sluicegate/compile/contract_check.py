@@ -1,19 +1,57 @@
-"""Checks that span sections: rules against the schema, dedupe and freshness columns.
+"""Load a contract and check what it means: rules, dedupe, freshness, outputs, model.
 
-Shape errors are pydantic's job (``models.py``); this module knows what the names mean.
+Shape errors are pydantic's job (contract/models.py) and the file's syntax the loader's
+(contract/loader.py); the checks here compile each rule and the model against the schema,
+so they live in ``compile``. :func:`load_contract` is the one entry point every command
+and test uses: parse, then check, every problem in one :class:`ContractError`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from ..compile.model.checks import check_model
-from ..compile.rules import RuleError, compile_rules
+from ..contract.loader import LoadedContract, format_path, parse_contract
+from ..contract.partitions import partition_names
+from ..contract.suggest import closest
+from ..contract.tokens import SecretProvider, env_secret_provider
 from ..errors import ContractError, ContractProblem
-from .loader import LoadedContract, format_path
-from .models import Source
-from .suggest import closest
+from .model.checks import check_model
+from .rules import RuleError, compile_rules
+
+
+def load_contract(
+    path: str | Path,
+    *,
+    variables: Mapping[str, str] | None = None,
+    logical_date: str | None = None,
+    secret_provider: SecretProvider = env_secret_provider,
+    check_semantics: bool = True,
+) -> LoadedContract:
+    """Load and validate a contract file.
+
+    Args:
+        path: the YAML contract.
+        variables: ``--var k=v`` overrides; they win over the contract's ``vars:``.
+        logical_date: ISO date for ``${logical_date}`` (default: today, UTC).
+        secret_provider: resolves ``${secret:scope/key}``.
+        check_semantics: also compile the rules against the schema.
+
+    Raises:
+        ContractError: with every problem found, each with key path and line.
+    """
+    loaded = parse_contract(
+        path, variables=variables, logical_date=logical_date, secret_provider=secret_provider
+    )
+    if check_semantics:
+        try:
+            check_contract(loaded)
+        except ContractError as exc:
+            raise loaded.located(exc) from None
+    return loaded
 
 
 def check_contract(loaded: LoadedContract) -> None:
@@ -76,22 +114,3 @@ def check_contract(loaded: LoadedContract) -> None:
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
     if problems:
         raise ContractError(str(loaded.path), problems)
-
-
-def partition_names(source: Source) -> list[str]:
-    """Partition columns of a source: ``source.partitions``, then ``name=`` folders in its path.
-
-    Only these become columns (VARCHAR): the schema is declared, never inferred. Hive
-    folders found in the data but not declared are reported as drift.
-    """
-    names = list(source.partitions)
-    return names + [p for p in hive_partition_names(source.path) if p not in names]
-
-
-def hive_partition_names(path: str) -> list[str]:
-    """Column names contributed by Hive-style folders written in the path (``month=*``)."""
-    names = []
-    for part in path.replace("\\", "/").split("/"):
-        if "=" in part:
-            names.append(part.split("=", 1)[0])
-    return names

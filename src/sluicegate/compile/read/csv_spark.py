@@ -1,6 +1,6 @@
-"""Spark's list functions for the CSV relation ``csv.py`` builds (``csv.ListFunctions``).
+"""Spark's list functions for the CSV relation ``csv_text.py`` builds, and its CSV reader.
 
-The decisions are ``csv.py``'s (docs/contract-reference.md §6) and so are the regular
+The decisions are ``csv_text.py``'s (docs/contract-reference.md §6) and so are the regular
 expressions (``field_re``, ``line_re``: the common subset of RE2 and java.util.regex);
 only the list functions differ, each replaced by its Spark built-in:
 
@@ -16,19 +16,22 @@ when missing)
 ``to_json(MAP(k, v))``      ``to_json(map_from_arrays(k, v))``
 ==========================  =================================================
 
-``csv.typed_from_csv_lines`` uses these for ``dialect="spark"``.
+:func:`typed_select` is ``csv_text.typed_select`` with these (``csv_text.ListFunctions``).
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from .csv import NL, _fn, _re_char
-from .render import lit
+from ...contract.models import TableSource
+from ..render import lit
+from . import csv_text
+from .csv_text import NL, _fn, _re_char
+from .spark_json import SPARK
 
 
 class SparkLists:
-    """Spark SQL's list functions (see ``csv.ListFunctions``)."""
+    """Spark SQL's list functions (see ``csv_text.ListFunctions``)."""
 
     dialect = "spark"
     text_array = "ARRAY<STRING>"
@@ -82,3 +85,13 @@ class SparkLists:
 
     def json_object(self, keys: exp.Expression, values: exp.Expression) -> exp.Expression:
         return _fn("TO_JSON", _fn("MAP_FROM_ARRAYS", keys, values))
+
+
+def typed_select(
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    physical: dict[str, str] | None = None,
+) -> exp.Select:
+    """The typed relation of CSV lines on Spark."""
+    return csv_text.typed_select(lines_table, source, partitions, SPARK, SparkLists())

@@ -32,10 +32,11 @@ import re
 
 from sqlglot import exp
 
-from ..contract.models import ColumnSpec, TableSource
-from .cast import cast_text
-from .read import LINEAGE, alias, finish, not_null, with_partitions
-from .render import col, lit
+from ...contract.models import ColumnSpec, TableSource
+from ..cast import cast_text
+from ..render import col, lit
+from . import relation
+from .relation import LINEAGE, ReaderDialect, alias, not_null, with_partitions
 
 INTEGER_TYPES = {
     "TINYINT",
@@ -130,7 +131,7 @@ def typed_from_parquet(
     table: str,
     source: TableSource,
     partitions: list[str],
-    dialect: str,
+    dialect: ReaderDialect,
     physical: dict[str, str] | None = None,
 ) -> exp.Select:
     """The typed relation of Parquet rows loaded into ``table``.
@@ -159,15 +160,7 @@ def typed_from_parquet(
             texts.append(exp.cast(value(nm), "VARCHAR"))
     und = None
     if undeclared:
-        pairs = exp.JSONObject(
-            expressions=[exp.JSONKeyValue(this=lit(u), expression=col(u)) for u in undeclared]
-        )
-        # merge into {}: NULL values drop out (RFC 7396), so only present values are rescued
-        merged = exp.Anonymous(this="json_merge_patch", expressions=[lit("{}"), pairs])
-        if dialect == "spark":  # no json_object / json_merge_patch there: read_spark.py
-            from .read_spark import json_object_text
-
-            merged = json_object_text([(u, col(u)) for u in undeclared])
+        merged = dialect.json_object_text([(u, col(u)) for u in undeclared])
         und = exp.Case(
             ifs=[exp.If(this=exp.or_(*[not_null(col(u)) for u in undeclared]), true=merged)]
         )
@@ -189,10 +182,10 @@ def typed_from_parquet(
         *[alias(value(nm), f"_p{i}") for i, nm in enumerate(names)],
     ).from_(with_partitions(table, partitions, [k for k in phys if k not in LINEAGE]))
     typed = [
-        _typed(col(f"_p{i}"), col(f"_s{i}"), spec, kinds.get(nm, "absent"), dialect)
+        _typed(col(f"_p{i}"), col(f"_s{i}"), spec, kinds.get(nm, "absent"), dialect.name)
         for i, (nm, spec) in enumerate(source.columns.items())
     ]
-    return finish(
+    return relation.finish(
         text,
         source,
         partitions,

@@ -1,9 +1,11 @@
 """Raw records → typed rows with built-in outcome flags (stage 2: read permissively).
 
 Engines load records with lineage (``_source_file``, ``_source_line``); the format modules
-(``json_duckdb.py`` for NDJSON, ``csv.py``, ``parquet.py``) turn each record into a *text
-relation*, and :func:`finish` turns that into the typed relation with one set of cast and
-flag rules for every format. Every record yields exactly one output row, whatever it
+of this package (``ndjson_duckdb``/``ndjson_spark``, ``csv_text``, ``parquet``) turn each
+record into a *text relation*, and :func:`finish` turns that into the typed relation with
+one set of cast and flag rules for every format. The few JSON functions that differ by
+dialect come in as a :class:`ReaderDialect` (``duckdb_json.DUCKDB``, ``spark_json.SPARK``),
+so this module imports no dialect module; ``table.py`` pairs formats with dialects. Every record yields exactly one output row, whatever it
 contains, so the ledger can never lose one here.
 
 The text relation (internal to the readers):
@@ -15,7 +17,7 @@ The text relation (internal to the readers):
 * ``_a<i>`` — column i is absent from the record (drift: declared fields never present)
 * ``_undeclared`` — JSON object of the record's undeclared fields (NULL when none)
 
-Output columns of :func:`typed_select` (the typed relation; stable — the router, the
+Output columns of every reader (``table.typed_select``) (the typed relation; stable — the router, the
 metrics and the Spark reader rely on them):
 
 * lineage: ``_source_file``, ``_source_line``; partition columns (VARCHAR)
@@ -31,15 +33,34 @@ metrics and the Spark reader rely on them):
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ..contract.models import TableSource
-from .cast import cast_text
-from .render import col, ident, lit
+from ...contract.models import TableSource
+from ..cast import cast_text
+from ..render import col, ident, lit
 
 LINEAGE = ["_source_file", "_source_line"]
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+#: ``(name, flag, value)`` of each declared column → the ``_rescued_data`` JSON text
+RescuedJson = Callable[[list[tuple[str, exp.Expression, exp.Expression]]], exp.Expression]
+#: ``(name, value)`` pairs → a JSON object text of the non-NULL values
+JsonObjectText = Callable[[list[tuple[str, exp.Expression]]], exp.Expression]
+
+
+@dataclass(frozen=True)
+class ReaderDialect:
+    """The JSON pieces a reader needs that a SQL dialect spells differently.
+
+    DuckDB has ``json_object`` and ``json_merge_patch``; Spark builds the same text from
+    strings (spark_json.py). Everything else in a reader is the same tree for both.
+    """
+
+    name: str  # the sqlglot dialect
+    rescued_json: RescuedJson
+    json_object_text: JsonObjectText
 
 
 def json_path(name: str) -> str:
@@ -107,31 +128,6 @@ def with_partitions(
     return sub(joined, name)
 
 
-def typed_select(
-    lines_table: str,
-    source: TableSource,
-    partitions: list[str],
-    dialect: str,
-) -> exp.Select:
-    """Build the typed relation for an NDJSON source loaded as text lines."""
-    if dialect == "duckdb":
-        from .json_duckdb import text_select
-
-        return finish(
-            text_select(lines_table, source, partitions), source, partitions, dialect, _json_value
-        )
-    if dialect == "spark":  # the Spark reader (compile/read_spark.py), same columns
-        from .read_spark import typed_select_spark
-
-        return typed_select_spark(lines_table, source, partitions)
-    raise NotImplementedError(f"NDJSON parsing is not compiled for dialect '{dialect}' yet")
-
-
-def _json_value(i: int, name: str) -> exp.Expression:
-    """The original JSON value of field ``name`` (for ``_rescued_data``), DuckDB."""
-    return exp.Anonymous(this="json_extract", expressions=[col("_line"), lit(json_path(name))])
-
-
 RescueValue = Callable[[int, str], exp.Expression]
 
 
@@ -139,7 +135,7 @@ def finish(
     text: exp.Select,
     source: TableSource,
     partitions: list[str],
-    dialect: str,
+    dialect: ReaderDialect,
     rescue_value: RescueValue,
     *,
     typed: list[exp.Expression] | None = None,
@@ -157,7 +153,7 @@ def finish(
     specs = list(source.columns.values())
     carried = [*LINEAGE, *partitions, "_line", "_ok", "_undeclared", *(extra or [])]
     n = len(names)
-    values = typed or [cast_text(col(f"_s{i}"), spec, dialect) for i, spec in enumerate(specs)]
+    values = typed or [cast_text(col(f"_s{i}"), spec, dialect.name) for i, spec in enumerate(specs)]
     casts = [alias(v, name) for v, name in zip(values, names, strict=True)]
     c = exp.select(
         *[col(x) for x in carried],
@@ -192,8 +188,8 @@ def finish(
     ).from_(sub(c, "_c"))
 
     any_mism = exp.or_(*[col(f"_x{i}") for i in range(n)])
-    rescued = rescued_json(
-        [(nm, col(f"_x{i}"), rescue_value(i, nm)) for i, nm in enumerate(names)], dialect
+    rescued = dialect.rescued_json(
+        [(nm, col(f"_x{i}"), rescue_value(i, nm)) for i, nm in enumerate(names)]
     )
     has_rescue = exp.or_(not_null(col("_undeclared")), col("_mismatch"))
     m = exp.select(
@@ -216,28 +212,3 @@ def finish(
         col("_undeclared"),
         alias(exp.Case(ifs=[exp.If(this=has_rescue, true=rescued)]), "_rescued_data"),
     ).from_(sub(m, "_m"))
-
-
-def rescued_json(
-    fields: list[tuple[str, exp.Expression, exp.Expression]], dialect: str
-) -> exp.Expression:
-    """``_undeclared`` merged with ``{name: value}`` of every field whose flag is TRUE."""
-    if dialect == "spark":  # string-built on Spark (no json_merge_patch): read_spark.py
-        from .read_spark import rescued_json as rescued_json_spark
-
-        return rescued_json_spark(fields)
-    if dialect != "duckdb":
-        raise NotImplementedError(f"_rescued_data is not compiled for dialect '{dialect}' yet")
-    pairs = exp.JSONObject(
-        expressions=[
-            exp.JSONKeyValue(
-                this=lit(name), expression=exp.Case(ifs=[exp.If(this=flag, true=value)])
-            )
-            for name, flag, value in fields
-        ]
-    )
-    # RFC 7396 merge patch: a NULL value in the patch drops the key, so only flagged fields stay.
-    return exp.Anonymous(
-        this="json_merge_patch",
-        expressions=[exp.func("COALESCE", col("_undeclared"), lit("{}")), pairs],
-    )
