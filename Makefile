@@ -37,7 +37,9 @@ dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (unit, DuckDB, Spark, Flink)
+test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (layers, unit, DuckDB, Spark, Flink)
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/import_graph.py
 	$(BIN)/python -m pytest -m "not spark and not flink" -q
 	$(BIN)/python -m pytest -m "spark" -q
 	bash scripts/flink_venv.sh
@@ -45,9 +47,11 @@ test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (unit, DuckDB, Spark, Fli
 test-fast: $(DEV_STAMP) ## Unit and DuckDB tests only
 	$(BIN)/python -m pytest -m "not spark and not flink and not slow" -q
 
-lint: $(DEV_STAMP) ## ruff check and format check
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+lint: $(DEV_STAMP) ## ruff check and format check, the import layers (import-linter; every import, function-level too)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/import_graph.py
 
 format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks

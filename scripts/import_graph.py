@@ -24,8 +24,8 @@ SRC = REPO / "src"
 PACKAGE = "sluicegate"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -41,9 +41,9 @@ def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
+def imports_of(path: Path, modules: set[str], src: Path = SRC) -> set[str]:
     """Every sluicegate module ``path`` imports, at any depth of its syntax tree."""
-    importer = module_name(path)
+    importer = module_name(path, src)
     is_package = path.name == "__init__.py"
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
@@ -53,7 +53,9 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(importer, is_package, node)
             # ``from pkg import mod`` imports the submodule when there is one
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+            ]
         for t in targets:
             while t and t not in modules:  # ``import a.b.c`` of a name inside a.b
                 t = t.rpartition(".")[0]
@@ -125,7 +127,10 @@ def layers() -> list[list[str]]:
     doc = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     for contract in doc["tool"]["importlinter"]["contracts"]:
         if contract["type"] == "layers":
-            return [[f"{PACKAGE}.{m.strip()}" for m in layer.split("|")] for layer in reversed(contract["layers"])]
+            return [
+                [f"{PACKAGE}.{m.strip()}" for m in layer.split("|")]
+                for layer in reversed(contract["layers"])
+            ]
     raise SystemExit("no layers contract in pyproject.toml")
 
 

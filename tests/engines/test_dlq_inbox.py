@@ -8,7 +8,7 @@ import pytest
 
 from sluicegate.dlq.ledger import dlq_ledger
 from sluicegate.dlq.lifecycle import fix, mark
-from sluicegate.dlq.recycle import recycle
+from sluicegate.run.recycle import recycle
 from tests.engines.test_dlq_harness import (
     DAY,
     KINDS,

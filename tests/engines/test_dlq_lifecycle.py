@@ -10,8 +10,8 @@ import pytest
 
 from sluicegate.dlq.ledger import dlq_ledger
 from sluicegate.dlq.lifecycle import fix, mark
-from sluicegate.dlq.recycle import recycle
 from sluicegate.errors import UsageError
+from sluicegate.run.recycle import recycle
 from tests.engines.test_dlq_harness import (
     DAY,
     TS,

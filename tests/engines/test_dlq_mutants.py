@@ -13,12 +13,12 @@ from sqlglot import exp
 from sluicegate.compile import outputs as out_c
 from sluicegate.dlq import canonical, lifecycle
 from sluicegate.dlq import inbox as inbox_mod
-from sluicegate.dlq import recycle as recycle_mod
 from sluicegate.dlq.ledger import dlq_ledger
 from sluicegate.dlq.lifecycle import fix
-from sluicegate.dlq.recycle import recycle
 from sluicegate.errors import LedgerError, UsageError
+from sluicegate.run import recycle as recycle_mod
 from sluicegate.run.pipeline import run_contract
+from sluicegate.run.recycle import recycle
 from tests.engines.test_dlq_harness import execute, inbox, loaded, make_shop, query, run, store
 
 pytestmark = pytest.mark.duckdb

@@ -339,8 +339,8 @@ def recycle(
     Exit 0 when the ledger balances afterwards, 3 when it does not.
     """
     from ..dlq.ledger import dlq_ledger
-    from ..dlq.recycle import recycle as recycle_rows
     from ..dlq.store import open_store
+    from ..run.recycle import recycle as recycle_rows
 
     with open_store(loaded, engine_name=engine) as store:
         result = recycle_rows(store, by=_actor(by))

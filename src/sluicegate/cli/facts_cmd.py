@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from typing import Any
 
 import click
@@ -114,8 +113,8 @@ def facts(
 
     loaded = load_contract(contract, variables=_vars(variables), logical_date=logical_date)
     c = loaded.contract
-    if query == "ledger":  # the cumulative ledger, per micro-batch and in total (cli/watch_cmd.py)
-        from .watch_cmd import facts_ledger
+    if query == "ledger":  # the cumulative ledger, per micro-batch and in total (cli/ledger_cmd.py)
+        from .ledger_cmd import facts_ledger
 
         return facts_ledger(loaded, as_json=as_json, wait_seconds=wait_seconds)
     if as_sql:
@@ -166,27 +165,16 @@ def facts(
 
 
 def _open_reader(loaded: Any, wait_seconds: float) -> tuple[Any, str]:
-    from ..engines import open_engine
-    from ..run.pipeline import warehouse_path
+    from .reader import open_reader
 
-    path = warehouse_path(loaded)
-    if not os.path.exists(path):
-        raise UsageError(
-            f"no warehouse at {path} yet, so no facts",
-            hint="run the contract first: sluicegate run CONTRACT",
-        )
-    name = loaded.contract.engine.name
-    options: dict[str, Any] = {}
-    if name == "duckdb":
-        options = {"read_only": True, "wait_seconds": wait_seconds}
-    return open_engine(name, path, **options), path
+    return open_reader(loaded, wait_seconds)
 
 
 def _dlq_status_of(loaded: Any, wait_seconds: float, *, default: bool) -> bool:
     """Does the quarantine table track ``_dlq_status``? Asked of the warehouse if it exists."""
-    from ..run.pipeline import warehouse_path
+    from ..workspace import Workspace
 
-    if not os.path.exists(warehouse_path(loaded)):
+    if not Workspace(loaded).exists():
         return default
     eng, _path = _open_reader(loaded, wait_seconds)
     try:

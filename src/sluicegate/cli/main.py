@@ -214,10 +214,12 @@ def spark_options(
     """``--spark-master``/``--spark-remote`` select the Spark engine and say where it runs."""
     if not master and not remote:
         return engine, None
-    if engine == "duckdb":
+    from ..engines.capabilities import capabilities_of
+
+    if engine is not None and not capabilities_of(engine).cluster:
         from ..errors import UsageError
 
-        raise UsageError("--spark-master and --spark-remote need --engine spark, not duckdb")
+        raise UsageError(f"--spark-master and --spark-remote need --engine spark, not {engine}")
     return "spark", {"master": master, "remote": remote}
 
 

@@ -23,7 +23,6 @@ import click
 from ..contract.tokens import redact_secrets
 from .common import (
     CONTEXT,
-    LEDGER_COLUMNS,
     contract_argument,
     engine_option,
     json_option,
@@ -255,59 +254,3 @@ def watch_cmd(
         failed = f", {out.failed} failed" if out.failed else ""
         con.line(f"watch ended: {why}; {out.batches} batches{failed}")
     sys.exit(out.exit_code)
-
-
-def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
-    """``sluicegate facts ledger CONTRACT``: the cumulative ledger, per batch and in total.
-
-    Exit 0 when every run and the total balance, 3 when anything does not.
-    """
-    from ..run.incremental import stream_ledger
-    from .facts_cmd import _jsonable, _open_reader
-
-    eng, where = _open_reader(loaded, wait_seconds)
-    try:
-        if not eng.table_exists(loaded.contract.outputs.quarantine):
-            from ..errors import UsageError
-
-            raise UsageError(
-                f"the warehouse {where} has no runs of '{loaded.contract.name}' yet",
-                hint="run the contract first: sluicegate run CONTRACT [--incremental]",
-            )
-        led = stream_ledger(eng, loaded)
-    finally:
-        eng.close()
-    if as_json:
-        click.echo(loaded.redactor(json.dumps(led, indent=2, default=_jsonable)))
-    else:
-        con = CliConsole()
-        rows = [
-            [
-                r["run_id"],
-                r["logical_date"],
-                r.get("status") or "",
-                r["files"] if r["micro_batch"] else "batch",
-                *["" if r[k] is None else r[k] for k in LEDGER_COLUMNS],
-                r.get("balanced", "?"),
-            ]
-            for r in led["runs"]
-        ]
-        tot = led["totals"]
-        rows.append(
-            [
-                f"total ({len(led['runs'])} runs)",
-                "",
-                "",
-                tot["files"],
-                *["" if tot[k] is None else tot[k] for k in LEDGER_COLUMNS],
-                led["balanced"],
-            ]
-        )
-        con.table(
-            f"Ledger of {loaded.contract.name} ({where}): {led['equation']}",
-            ["run", "date", "status", "files", *LEDGER_COLUMNS, "balanced"],
-            rows,
-        )
-        for v in led["violations"]:
-            con.error(f"{v['check']}: {v['detail']}")
-    sys.exit(0 if led["balanced"] else 3)

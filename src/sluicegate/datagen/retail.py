@@ -54,168 +54,63 @@ Example:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import shutil
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-GENERATOR_VERSION = 1
-"""Bumped whenever the same (lines, seed) would produce different bytes, so caches expire."""
-
-REFERENCE_LINES = 1_009_989
-_REFERENCE_CORRUPT = 981
-_REFERENCE_DUPLICATES = 9_993
-
-RULES: tuple[tuple[str, str], ...] = (
-    ("non_null_customer", "customer_id IS NOT NULL"),
-    ("non_null_product", "product_id IS NOT NULL"),
-    ("non_null_store", "store_id IS NOT NULL"),
-    ("positive_quantity", "quantity IS NOT NULL AND quantity > 0"),
-    ("valid_price", "unit_price IS NOT NULL AND unit_price >= 0"),
-    ("known_product", "product_id IS NULL OR product_id IN products.product_id"),
-    ("known_store", "store_id IS NULL OR store_id IN stores.store_id"),
-    ("parseable_order_ts", "order_ts parses with one of TS_FORMATS (a real date/time)"),
-)
-"""The eight rules, in priority order: (name, condition as documentation)."""
-
-TS_FORMATS = ("%Y-%m-%dT%H:%M:%SZ", "%d/%m/%Y %H:%M:%S")
-DEDUPE_ORDER = (
-    "ingested_at DESC NULLS LAST, order_ts, customer_id, product_id, store_id, "
-    "channel, quantity, unit_price"
-)
-"""ASC NULLS LAST after ingested_at; strings (order_ts too) as raw strings, numbers as numbers."""
-
-SALE_FIELDS = (
-    "sale_id",
-    "order_ts",
-    "customer_id",
-    "product_id",
-    "store_id",
-    "channel",
-    "quantity",
-    "unit_price",
-    "ingested_at",
-)
-
-N_PRODUCTS = 5_000
-N_STORES = 300
-CHANNELS = ("store", "web", "app")
-CATEGORIES = ("grocery", "electronics", "apparel", "home", "toys", "beauty", "sports", "books")
-REGIONS = ("north", "south", "east", "west", "central")
-SEGMENTS = ("consumer", "small_business", "corporate", "vip")
-CITIES = ("Lyon", "Porto", "Leeds", "Gdansk", "Turin", "Ghent", "Malmo", "Bilbao", "Graz", "Brno")
-PROMO_CODES = ("SPRING", "BF24", "WELCOME10")
-
-
-def _epoch(year: int, month: int, day: int) -> int:
-    return int(dt.datetime(year, month, day, tzinfo=dt.UTC).timestamp())
-
-
-SALES_START = _epoch(2023, 7, 1)
-SALES_END = _epoch(2025, 1, 1)  # exclusive
-_FIRST_VERSION_START = _epoch(2021, 1, 1)
-MONTHS = tuple(f"{2023 + (6 + i) // 12:04d}-{(6 + i) % 12 + 1:02d}" for i in range(18))
-
-# Per-sale defect probabilities, independent draws (their sum gives ~1.3% quarantined).
-P_NULL_CUSTOMER = 0.0025
-P_NULL_PRODUCT = 0.0012
-P_NULL_STORE = 0.0012
-P_UNKNOWN_PRODUCT = 0.0018
-P_UNKNOWN_STORE = 0.0010
-P_BAD_QUANTITY = 0.0020
-P_BAD_PRICE = 0.0020
-P_ZERO_PRICE = 0.0005
-P_BAD_TS = 0.0010
-P_BOUNDARY_TS = 0.0005
-P_LATE = 0.005
-P_SHUFFLED_KEYS = 0.01
-P_PROMO_CODE = 0.01
-P_ABSENT_WHEN_NULL = 0.2  # a NULL value is sometimes written as a missing key
-
-# Values of order_ts that no accepted format parses. None = JSON null; _ABSENT = key left out.
-_ABSENT = "<absent>"
-BAD_ORDER_TS: tuple[str | None, ...] = (
-    "",
-    "N/A",
-    "not a date",
-    "2024/03/05 10:11:12",
-    "2024-13-01T00:00:00Z",
-    "31/02/2024 10:00:00",
-    "1709633472",
-    "2024-03-05 10:11",
-    None,
+from .retail_render import _iso_seconds, _literals, _order_ts_values, _render, _render_chunk  # noqa: F401
+from .retail_spec import (  # noqa: F401 - re-exported: the feed's public constants
     _ABSENT,
+    _FIRST_VERSION_START,
+    _GARBAGE,
+    _LETTERS,
+    _REFERENCE_CORRUPT,
+    _REFERENCE_DUPLICATES,
+    ABSENT,
+    BAD_ORDER_TS,
+    CATEGORIES,
+    CHANNELS,
+    CITIES,
+    DEDUPE_ORDER,
+    GENERATOR_VERSION,
+    MONTHS,
+    N_PRODUCTS,
+    N_STORES,
+    NULL,
+    P_ABSENT_WHEN_NULL,
+    P_BAD_PRICE,
+    P_BAD_QUANTITY,
+    P_BAD_TS,
+    P_BOUNDARY_TS,
+    P_LATE,
+    P_NULL_CUSTOMER,
+    P_NULL_PRODUCT,
+    P_NULL_STORE,
+    P_PROMO_CODE,
+    P_SHUFFLED_KEYS,
+    P_UNKNOWN_PRODUCT,
+    P_UNKNOWN_STORE,
+    P_ZERO_PRICE,
+    PRESENT,
+    PROMO_CODES,
+    REFERENCE_LINES,
+    REGIONS,
+    RULES,
+    SALE_FIELDS,
+    SALES_END,
+    SALES_START,
+    SEGMENTS,
+    TS_FORMATS,
+    _Customers,
+    _epoch,
+    _Sales,
 )
-_GARBAGE = (
-    "<html><body><h1>502 Bad Gateway</h1></body></html>",
-    "<!DOCTYPE html><html><head><title>Service Unavailable</title></head>",
-    "sale_id,order_ts,customer_id,product_id,store_id,channel,quantity,unit_price,ingested_at",
-    "#### partial upload, retry later ####",
-    "{sale_id: SL000000001, quantity: 2}",
-    '{"sale_id": "SLX" "quantity": 3}',
-    "ERROR 0x7f: connection reset by peer",
-    "}{",
-    "garbage",
-)
-_LETTERS = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_=+;:!?"))
-
-# Value states of a nullable field.
-PRESENT, NULL, ABSENT = 0, 1, 2
-
-
-@dataclass
-class _Sales:
-    """Sale records as columns: values plus a state (PRESENT / NULL / ABSENT) per nullable field.
-
-    Kept columnar so a million records are drawn and checked with numpy; only
-    the rendering to JSON text is a Python loop.
-    """
-
-    sale: np.ndarray  # sale number; sale_id = SL%09d
-    ts: np.ndarray  # order instant, epoch seconds (meaningful when ts_bad < 0)
-    ts_fmt: np.ndarray  # 0 ISO, 1 dd/mm/yyyy
-    ts_bad: np.ndarray  # -1, or index into BAD_ORDER_TS
-    cust: np.ndarray  # customer index; customer_id = C%07d of cust + 1
-    cust_st: np.ndarray
-    prod: np.ndarray  # product code; > N_PRODUCTS is unknown; product_id = P%05d
-    prod_st: np.ndarray
-    store: np.ndarray  # store code; > N_STORES is unknown; store_id = ST%04d
-    store_st: np.ndarray
-    chan: np.ndarray
-    qty: np.ndarray
-    qty_st: np.ndarray
-    price: np.ndarray  # cents
-    price_st: np.ndarray
-    ing: np.ndarray  # ingested_at, epoch seconds
-    ing_st: np.ndarray
-
-    def take(self, idx: np.ndarray) -> _Sales:
-        return _Sales(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
-
-    def __len__(self) -> int:
-        return len(self.sale)
-
-
-@dataclass
-class _Customers:
-    """Customer versions, flat and sorted by (customer, effective): customer c owns
-    versions ``start[c] .. start[c] + count[c] - 1``."""
-
-    start: np.ndarray
-    count: np.ndarray
-    eff: np.ndarray
-    owner: np.ndarray
-
-    def version_at(self, cust: np.ndarray, ts: np.ndarray) -> np.ndarray:
-        """1-based number of the version valid at ``ts`` (valid_from <= ts < next valid_from)."""
-        keys = (self.owner << 32) + self.eff
-        return np.searchsorted(keys, (cust << 32) + ts, side="right") - self.start[cust]
 
 
 def _nullable(rng: np.random.Generator, n: int, p_null: float) -> np.ndarray:
@@ -313,102 +208,6 @@ def _draw_sales(
         ing=ts + rng.integers(60, 3 * 86_400 + 1, n),
         ing_st=np.zeros(n, dtype=np.int8),
     )
-
-
-def _iso_seconds(sec: np.ndarray) -> list[str]:
-    """'YYYY-MM-DDTHH:MM:SS' for each epoch second, vectorized (strftime per value is slow)."""
-    return np.datetime_as_string(sec.astype("datetime64[s]"), unit="s").tolist()
-
-
-def _order_ts_values(s: _Sales) -> list[str | None]:
-    """The raw order_ts string of each record (None when NULL or absent)."""
-    iso = _iso_seconds(s.ts)
-    out: list[str | None] = [
-        f"{v[8:10]}/{v[5:7]}/{v[:4]} {v[11:]}" if f else v + "Z"
-        for v, f in zip(iso, s.ts_fmt.tolist(), strict=True)
-    ]
-    for i in np.nonzero(s.ts_bad >= 0)[0].tolist():
-        bad = BAD_ORDER_TS[s.ts_bad[i]]
-        out[i] = None if bad == _ABSENT else bad
-    return out
-
-
-def _literals(s: _Sales) -> list[list[str | None]]:
-    """JSON text of every field of every record: a column per field, None = key absent."""
-
-    def with_states(values: list[str | None], st: np.ndarray) -> list[str | None]:
-        for i in np.nonzero(st)[0].tolist():
-            values[i] = "null" if st[i] == NULL else None
-        return values
-
-    order_ts: list[str | None] = [
-        '"' + v + '"' if v is not None else "null" for v in _order_ts_values(s)
-    ]
-    for i in np.nonzero(s.ts_bad >= 0)[0].tolist():
-        if BAD_ORDER_TS[s.ts_bad[i]] == _ABSENT:
-            order_ts[i] = None
-    cents = s.price.tolist()
-    return [
-        [f'"SL{v:09d}"' for v in s.sale.tolist()],
-        order_ts,
-        with_states([f'"C{v + 1:07d}"' for v in s.cust.tolist()], s.cust_st),
-        with_states([f'"P{v:05d}"' for v in s.prod.tolist()], s.prod_st),
-        with_states([f'"ST{v:04d}"' for v in s.store.tolist()], s.store_st),
-        [('"store"', '"web"', '"app"')[v] for v in s.chan.tolist()],
-        with_states([str(v) for v in s.qty.tolist()], s.qty_st),
-        with_states(
-            [
-                f"-{-c // 100}.{-c % 100:02d}" if c < 0 else f"{c // 100}.{c % 100:02d}"
-                for c in cents
-            ],
-            s.price_st,
-        ),
-        with_states(['"' + v + 'Z"' for v in _iso_seconds(s.ing)], s.ing_st),
-    ]
-
-
-def _render(s: _Sales, rng: np.random.Generator, chunk: int = 200_000) -> list[str]:
-    """Serialise records as JSON lines, a chunk at a time (the per-field text columns of a
-    whole 10M-line feed would not fit comfortably in memory)."""
-    if len(s) <= chunk:
-        return _render_chunk(s, rng)
-    lines: list[str] = []
-    for start in range(0, len(s), chunk):
-        lines += _render_chunk(s.take(np.arange(start, min(start + chunk, len(s)))), rng)
-    return lines
-
-
-def _render_chunk(s: _Sales, rng: np.random.Generator) -> list[str]:
-    """Serialise records as JSON lines: half compact, half spaced; some with shuffled keys
-    and an undeclared promo_code. Plain lines take a %-template (the fast path)."""
-    n = len(s)
-    cols = _literals(s)
-    spaced = (rng.random(n) < 0.5).tolist()
-    shuffled = rng.random(n) < P_SHUFFLED_KEYS
-    promo = rng.random(n) < P_PROMO_CODE
-    absent = np.zeros(n, dtype=bool)
-    for st in (s.cust_st, s.prod_st, s.store_st, s.qty_st, s.price_st, s.ing_st):
-        absent |= st == ABSENT
-    absent |= (s.ts_bad >= 0) & (np.array([b == _ABSENT for b in BAD_ORDER_TS])[s.ts_bad])
-    slow = set(np.nonzero(shuffled | promo | absent)[0].tolist())
-    templates = [
-        "{" + ",".join(f'"{k}":%s' for k in SALE_FIELDS) + "}",
-        "{" + ", ".join(f'"{k}": %s' for k in SALE_FIELDS) + "}",
-    ]
-    rows = zip(*cols, strict=True)
-    lines = [templates[sp] % row for sp, row in zip(spaced, rows, strict=True)]
-    for i in sorted(slow):
-        items = [
-            (k, v) for k, v in zip(SALE_FIELDS, (c[i] for c in cols), strict=True) if v is not None
-        ]
-        if shuffled[i]:
-            items = [items[j] for j in rng.permutation(len(items)).tolist()]
-        if promo[i]:
-            code = PROMO_CODES[int(rng.integers(0, len(PROMO_CODES)))]
-            items.insert(int(rng.integers(0, len(items) + 1)), ("promo_code", f'"{code}"'))
-        sep, colon = (", ", ": ") if spaced[i] else (",", ":")
-        lines[i] = "{" + sep.join(f'"{k}"{colon}{v}' for k, v in items) + "}"
-    return lines
 
 
 def _month_index(sec: np.ndarray) -> np.ndarray:

@@ -24,12 +24,13 @@ ledger (``raw = clean + quarantined + duplicates``, counted by ``_run_id``) stil
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlglot import exp
 
 from ..compile.outputs import RECYCLED_FROM, empty_like, replace_scope
 from ..compile.render import col, ident, lit
+from ..contract.loader import LoadedContract
 from ..contract.models import Contract
 from ..engines import Engine
 from ..errors import LedgerError, LedgerViolation
@@ -38,8 +39,23 @@ from .canonical import row_json
 from .keys import dlq_key
 from .tables import OUTBOX_COLUMNS, DlqTables, empty_select
 
-if TYPE_CHECKING:
-    from ..run.pipeline import RunContext
+
+class PublishingRun(Protocol):
+    """What the inbox MERGE needs of a run (run/state.py's ``RunContext`` is one); the
+    DLQ sits below the run layer and never imports it."""
+
+    loaded: LoadedContract
+    engine: Engine
+    partitions: list[str]
+    run_id: str
+    counts: dict[str, Any]
+
+    @property
+    def contract(self) -> Contract: ...
+
+    @property
+    def replace_run_id(self) -> str | None: ...
+
 
 T_NEW = "_sg_dlq_new"
 T_GONE = "_sg_dlq_gone"
@@ -95,7 +111,7 @@ def ensure_outbox(eng: Engine, tables: DlqTables) -> None:
         eng.create_table_as(tables.outbox, empty_select(OUTBOX_COLUMNS))
 
 
-def merge_inbox(ctx: RunContext, quarantine: exp.Select) -> dict[str, Any]:
+def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     """Write the run's quarantined rows into the inbox (see the module docstring).
 
     Runs inside the caller's transaction. Returns counts for the run metrics.
@@ -122,7 +138,7 @@ def merge_inbox(ctx: RunContext, quarantine: exp.Select) -> dict[str, Any]:
     ensure_outbox(eng, tables)
 
     # the date's rows, or only this micro-batch's (docs/streaming.md)
-    on_day = replace_scope(day, getattr(ctx, "replace_run_id", None))
+    on_day = replace_scope(day, ctx.replace_run_id)
     gone = (
         exp.select(col("_dlq_sk"), col("_dlq_status"))
         .from_(exp.Table(this=ident(tables.inbox)))

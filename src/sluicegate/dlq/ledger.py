@@ -26,9 +26,10 @@ from sqlglot import exp
 
 from ..compile.outputs import RECYCLED_FROM
 from ..compile.render import col, ident, lit
+from ..contract.models import Contract
 from ..engines import Engine
 from .store import DlqStore
-from .tables import STATUSES
+from .tables import STATUSES, DlqTables
 
 EQUATION = "raw = clean + withheld + duplicates + quarantined + fixed + recycled + rejected"
 RUNS_TABLE = "_sluicegate_runs"  # the run record (compile/facts.py), when the warehouse has one
@@ -75,8 +76,12 @@ def _run_records(eng: Engine, contract: str) -> dict[str, dict[str, Any]]:
 
 def dlq_ledger(store: DlqStore) -> dict[str, Any]:
     """The extended ledger of every run in the warehouse, with every violation found."""
-    eng, t = store.engine, store.tables
-    o = store.contract.outputs
+    return ledger_of(store.engine, store.tables, store.contract)
+
+
+def ledger_of(eng: Engine, t: DlqTables, contract: Contract) -> dict[str, Any]:
+    """:func:`dlq_ledger` of a warehouse opened by anyone (the stream ledger's too)."""
+    o = contract.outputs
     runs: dict[str, dict[str, Any]] = {}
 
     def run(rid: str, day: Any) -> dict[str, Any]:
@@ -104,7 +109,7 @@ def dlq_ledger(store: DlqStore) -> dict[str, Any]:
         run(rid, day)[status] = int(n)
 
     violations: list[dict[str, str]] = []
-    records = _run_records(eng, store.contract.name)
+    records = _run_records(eng, contract.name)
     for rid, r in runs.items():
         rec = records.get(rid)
         if rec is None or rec.get("raw_records") is None:

@@ -16,8 +16,9 @@ from sqlglot import exp
 
 from ..compile.render import col, ident, lit
 from ..contract.loader import LoadedContract
-from ..engines import Engine, open_engine
+from ..engines import Engine
 from ..errors import UsageError
+from ..workspace import Access, Workspace, open_engine_for
 from .tables import STATUSES, DlqTables
 
 #: How long an operator command waits for a publishing run to release the warehouse.
@@ -106,28 +107,12 @@ def open_store(
     loaded: LoadedContract, *, read_only: bool = False, engine_name: str | None = None
 ) -> Iterator[DlqStore]:
     """Open the contract's warehouse and its DLQ; closes the engine on exit."""
-    from ..run.pipeline import warehouse_path
-
-    path = warehouse_path(loaded)
+    workspace = Workspace(loaded)
+    path = str(workspace.warehouse)
     tables = DlqTables.of(loaded.contract)
-    if not os.path.exists(path):
-        raise UsageError(
-            f"no warehouse at {path} yet, so no DLQ",
-            hint="run the contract first: sluicegate run CONTRACT",
-        )
-    name = engine_name or loaded.contract.engine.name
-    eng_cfg = loaded.contract.engine
-    options: dict[str, Any]
-    if name == "duckdb":
-        # A run holds the DuckDB file only while it publishes: wait for it rather than fail.
-        options = {"read_only": read_only, "wait_seconds": WAIT_SECONDS}
-    else:  # Spark: the contract's master / remote / options, as a run uses them
-        options = {
-            "contract_master": eng_cfg.master,
-            "contract_remote": eng_cfg.remote,
-            "options": eng_cfg.options or None,
-        }
-    eng = open_engine(name, path, **{k: v for k, v in options.items() if v is not None})
+    workspace.require("DLQ")
+    access = Access.READ if read_only else Access.OPERATE
+    eng = open_engine_for(loaded, access, engine=engine_name, wait_seconds=WAIT_SECONDS)
     try:
         if not eng.table_exists(tables.inbox):
             raise UsageError(

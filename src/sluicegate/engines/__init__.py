@@ -6,10 +6,12 @@ interface; engines render them in their dialect and execute them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import EngineUnavailable
-from .base import Engine, EngineCapabilities
+from .base import Engine
+from .capabilities import EngineCapabilities, capabilities_of
 
 ENGINES = ("duckdb", "spark")
 
@@ -32,4 +34,24 @@ def open_engine(name: str, warehouse: str, **options: Any) -> Engine:
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
 
 
-__all__ = ["Engine", "EngineCapabilities", "open_engine", "ENGINES"]
+def file_stream(name: str) -> Callable[..., bool] | None:
+    """The streaming file source of engine ``name`` (``capabilities.file_stream``), else None.
+
+    Called as ``stream(landing, checkpoint, on_files, stop=, name=, interval=,
+    until_idle=, **engine options)``; engines/spark_stream.py documents the contract.
+    """
+    if not capabilities_of(name).file_stream:
+        return None
+    from .spark_stream import stream_files
+
+    return stream_files
+
+
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "EngineCapabilities",
+    "capabilities_of",
+    "file_stream",
+    "open_engine",
+]

@@ -14,14 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-
-@dataclass(frozen=True)
-class EngineCapabilities:
-    """A flat record of what an engine can do (dlt style)."""
-
-    transactions: bool
-    asof_join: bool
-    dialect: str
+from .capabilities import EngineCapabilities
 
 
 @dataclass
@@ -40,11 +33,16 @@ class Engine(ABC):
 
     name: str
     dialect: str
+    #: what this engine can do (engines/capabilities.py): the layers above read these
+    #: instead of comparing engine names
     capabilities: EngineCapabilities
     #: statement timings when the engine was opened with ``profile=True`` (else None);
-    #: ``profile_stage`` is the stage the pipeline is in (run/pipeline.py sets it)
+    #: ``profile_stage`` is the stage the pipeline is in (run/pipeline.py sets it). Only
+    #: engines with ``capabilities.statement_profile`` fill it.
     profile: list[StatementTiming] | None = None
     profile_stage: str = ""
+    #: what opening the warehouse repaired (an interrupted publish), for the run's log
+    notices: Sequence[str] = ()
 
     @abstractmethod
     def execute(self, statement: exp.Expression | str) -> None:
@@ -81,6 +79,22 @@ class Engine(ABC):
 
     @abstractmethod
     def table_exists(self, table: str) -> bool: ...
+
+    def create_temp_view(self, name: str, query: exp.Expression) -> None:
+        """CREATE OR REPLACE TEMPORARY VIEW ``name`` (DuckDB and Spark SQL alike)."""
+        self.execute(
+            exp.Create(
+                this=exp.Table(this=exp.to_identifier(name, quoted=True)),
+                kind="VIEW",
+                replace=True,
+                expression=query,
+                properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+            )
+        )
+
+    def drop_table(self, table: str) -> None:
+        """DROP TABLE IF EXISTS ``table`` (a run frees its large TEMP tables early)."""
+        self.execute(exp.Drop(tables=[exp.to_table(table)], kind="TABLE", exists=True))
 
     @abstractmethod
     def columns(self, table: str) -> list[tuple[str, str]]:

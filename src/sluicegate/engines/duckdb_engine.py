@@ -13,7 +13,8 @@ import xxhash
 from sqlglot import exp
 
 from ..errors import LockedError, SluiceError
-from .base import Engine, EngineCapabilities
+from .base import Engine
+from .capabilities import DUCKDB
 
 
 def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create:
@@ -32,7 +33,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = "duckdb"
-    capabilities = EngineCapabilities(transactions=True, asof_join=True, dialect="duckdb")
+    capabilities = DUCKDB
 
     def __init__(
         self,

@@ -35,7 +35,8 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from ..errors import SluiceError
-from .base import Engine, EngineCapabilities
+from .base import Engine
+from .capabilities import SPARK
 from .spark_dml import rewrite, static_partitions, target_name
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
@@ -62,7 +63,7 @@ class SparkEngine(Engine):
 
     name = "spark"
     dialect = "spark"
-    capabilities = EngineCapabilities(transactions=True, asof_join=False, dialect="spark")
+    capabilities = SPARK
 
     def __init__(
         self,
@@ -90,7 +91,7 @@ class SparkEngine(Engine):
         self.spark, self._owned = open_session(self.spec)
         self.wholetext_max_bytes = wholetext_max_bytes
         if fault is None:  # SLUICEGATE_FAULT=spark:journaled … kills the run there (tests)
-            from ..run.faults import checkpoint as fault
+            from ..faults import checkpoint as fault
         self._fault = fault
         self._temps: dict[str, DataFrame] = {}
         self._tx: Transaction | None = None

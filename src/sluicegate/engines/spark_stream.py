@@ -1,33 +1,26 @@
-"""Spark Structured Streaming over a landing directory: each micro-batch is one run.
+"""Spark Structured Streaming as a file source: each micro-batch's new files, handed on.
 
-``sluicegate watch CONTRACT --engine spark`` and ``sluicegate run CONTRACT --engine spark
---incremental`` start a file-source stream (the ``text`` format) over the contract's
-landing directory with a checkpoint under the warehouse
-(``<warehouse>/.sluicegate/streams/<contract>/``). ``foreachBatch`` hands each
-micro-batch's files to the same pipeline a batch run executes (``run_contract`` with
-``Incremental(only=files)``): bind with SHA-256 and raw counts, the permissive reader
-with exact line lineage (``spark_lines``), dedupe against earlier batches, route, gate,
-DLQ MERGE, facts, and the publish transaction that also records the processed-file
-ledger. ``--incremental`` uses ``trigger(availableNow=True)``; ``watch`` a processing-
-time trigger every ``--interval`` seconds.
+``stream_files`` starts a file-source stream (the ``text`` format) over a landing
+directory with its checkpoint folder, and calls ``on_files(files, batch_id)`` with the
+sorted list of files each micro-batch brought. What is done with them — one incremental
+run per batch, the gate policy, ``--max-batches`` — is the caller's (run/watch.py): this
+engine module never calls the pipeline. ``until_idle`` uses ``trigger(availableNow=True)``;
+otherwise a processing-time trigger every ``interval`` seconds.
 
 Why the batch's DataFrame is used only for its file names: the text source gives lines
 without their physical line numbers, and lineage (``_source_file``, ``_source_line``) is
-the identity the ledger is proven on. So each file is read again by the engine's exact
-line reader — the same code a batch run uses, hence the same rows.
+the identity the ledger is proven on. So the caller reads each file again with the
+engine's exact line reader — the same code a batch run uses, hence the same rows.
 
 Exactly once (docs/streaming.md): Spark's own guarantee for ``foreachBatch`` is at least
 once — a batch whose function returned but whose commit-log entry was not written yet is
-replayed after a restart, with the same files. The processed-file ledger makes the
-replay harmless: it committed with the outputs, so the replayed files are not new and the
-replayed batch is a no-op. The checkpoint only makes file discovery incremental; the
-ledger is the record of what was processed (losing the checkpoint re-lists every file,
-and the ledger skips the processed ones).
+replayed after a restart, with the same files. The caller's processed-file ledger makes
+the replay harmless. The checkpoint only makes file discovery incremental.
 
 Stopping: the stop event is honoured between batches. A batch that would start after it
-is set raises inside ``foreachBatch`` so that Spark does not record it as done (its
-files are offered again after a restart) — returning normally would make Spark's
-checkpoint skip files the ledger never received.
+is set (or after ``on_files`` said the watch is decided) raises inside ``foreachBatch``
+so that Spark does not record it as done (its files are offered again after a restart) —
+returning normally would make Spark's checkpoint skip files the ledger never received.
 """
 
 from __future__ import annotations
@@ -35,20 +28,15 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.sql import functions as F
 
-from ..errors import SluiceError, UsageError
+from ..errors import SluiceError
 from .spark_lines import bound_path, spark_path
 from .spark_session import open_session, resolve_spec
-from .spark_warehouse import INTERNAL
-
-if TYPE_CHECKING:
-    from ..contract.loader import LoadedContract
-    from ..run.watch import WatchListener, WatchOutcome
 
 #: Spark forgets files older than this relative to the newest it saw (``maxFileAge``);
 #: a landing directory's late copies with old mtimes must not be forgotten.
@@ -59,49 +47,20 @@ TICK_SECONDS = 0.2
 PATH = "_sg_path"
 
 
+#: ``on_files(files, batch_id)`` → True when the watch is decided (no batch may follow)
+OnFiles = Callable[[list[str], int], bool]
+
+
 class StopRequested(SluiceError):
     """Raised inside ``foreachBatch`` when the watch is stopping: Spark must not commit it."""
-
-
-def checkpoint_dir(loaded: LoadedContract) -> Path:
-    """``<warehouse>/.sluicegate/streams/<contract>``: beside the tables, hidden from them."""
-    from ..run.pipeline import warehouse_path
-
-    return Path(warehouse_path(loaded)) / INTERNAL / "streams" / loaded.contract.name
-
-
-def landing_dir(loaded: LoadedContract) -> Path:
-    src = loaded.contract.source
-    path = Path(loaded.resolve_path(src.path))
-    if any(ch in src.path for ch in "*?[") or not path.is_dir():
-        raise UsageError(
-            f"a Spark stream needs source.path to be a landing directory; '{src.path}' is not",
-            hint="point source.path at the folder upstream drops files into",
-        )
-    if src.format == "parquet":
-        raise UsageError("the Spark stream reads text landing files (ndjson or csv), not parquet")
-    return path
 
 
 class _Driver:
     """The foreachBatch function and the state the driver loop watches."""
 
-    def __init__(
-        self,
-        load: Callable[[], LoadedContract],
-        listener: WatchListener,
-        stop: threading.Event,
-        engine_options: dict[str, Any] | None,
-        max_batches: int | None,
-    ) -> None:
-        from ..run.watch import WatchOutcome
-
-        self.load = load
-        self.listener = listener
+    def __init__(self, on_files: OnFiles, stop: threading.Event) -> None:
+        self.on_files = on_files
         self.stop = stop
-        self.engine_options = engine_options
-        self.max_batches = max_batches
-        self.out: WatchOutcome = WatchOutcome(0, "stopped")
         self.done = threading.Event()  # the watch is decided (fail, ledger, max batches)
         self.busy = threading.Lock()  # held while a batch runs
         self.closing = False  # set under ``busy``: no batch may start any more
@@ -112,68 +71,43 @@ class _Driver:
             if self.closing or self.stop.is_set() or self.done.is_set():
                 raise StopRequested(f"stopping: micro-batch {batch_id} left for the next start")
             files = sorted({r[0] for r in df.select(PATH).distinct().collect()})
-            self._run(files, batch_id)
-
-    def _run(self, files: list[str], batch_id: int) -> None:
-        from ..run.incremental import Incremental
-        from ..run.pipeline import run_contract
-        from ..run.watch import judge
-
-        loaded = self.load()
-        try:
-            result = run_contract(
-                loaded,
-                engine_name="spark",
-                listener=self.listener,
-                engine_options=self.engine_options,
-                incremental=Incremental(only=files),
-            )
-        except BaseException as exc:  # noqa: BLE001 - reported by the driver loop
-            self.error = exc
-            self.done.set()
-            raise
-        if result.status == "empty":  # a replay after a crash: its files are in the ledger
-            self.listener.idle(
-                f"micro-batch {batch_id}: its {len(files)} files are already processed "
-                "(a replay after a restart): nothing to do"
-            )
-            return
-        decided = judge(self.out, result, loaded.contract.gate.on_stream_fail, self.listener)
-        if decided is not None or (
-            self.max_batches is not None and self.out.batches >= self.max_batches
-        ):
-            if decided is None:
-                self.out.reason = "max_batches"
-            self.done.set()
+            try:
+                decided = self.on_files(files, batch_id)
+            except BaseException as exc:  # noqa: BLE001 - reported by the driver loop
+                self.error = exc
+                self.done.set()
+                raise
+            if decided:
+                self.done.set()
 
 
-def watch_stream(
-    load: Callable[[], LoadedContract],
+def stream_files(
+    landing: Path,
+    checkpoint: Path,
+    on_files: OnFiles,
     *,
-    listener: WatchListener,
     stop: threading.Event,
-    engine_options: dict[str, Any] | None = None,
+    name: str,
+    master: str | None = None,
+    remote: str | None = None,
+    options: Mapping[str, str] | None = None,
+    contract_master: str | None = None,
+    contract_remote: str | None = None,
     interval: float = 5.0,
-    max_batches: int | None = None,
     until_idle: bool = False,
-) -> WatchOutcome:
-    """Run the stream until ``stop``, a deciding batch, ``max_batches``, or (``until_idle``:
-    ``trigger(availableNow=True)``) until the files present at the start are processed."""
-    loaded = load()
-    landing = landing_dir(loaded)
-    eng_cfg = loaded.contract.engine
-    opts = dict(engine_options or {})
+) -> bool:
+    """Stream ``landing``'s new files to ``on_files`` until ``stop``, a deciding batch, or
+    (``until_idle``: ``trigger(availableNow=True)``) until the files present at the start
+    are handed on. Returns whether a batch decided the end (``on_files`` returned True).
+
+    The session options are the engine's (``SparkEngine``): CLI > environment > contract.
+    """
     spec = resolve_spec(
-        opts.get("master"),
-        opts.get("remote"),
-        opts.get("options") or eng_cfg.options or None,
-        contract_master=eng_cfg.master,
-        contract_remote=eng_cfg.remote,
+        master, remote, options, contract_master=contract_master, contract_remote=contract_remote
     )
     spark, owned = _session_keeping_sigint(spec)
-    driver = _Driver(load, listener, stop, engine_options, max_batches)
-    ckpt = checkpoint_dir(loaded)
-    ckpt.mkdir(parents=True, exist_ok=True)
+    driver = _Driver(on_files, stop)
+    checkpoint.mkdir(parents=True, exist_ok=True)
     try:
         lines = (
             spark.readStream.format("text")
@@ -184,8 +118,8 @@ def watch_stream(
         )
         writer = (
             lines.writeStream.foreachBatch(driver)
-            .option("checkpointLocation", str(ckpt))
-            .queryName(f"sluicegate_{loaded.contract.name}")
+            .option("checkpointLocation", str(checkpoint))
+            .queryName(f"sluicegate_{name}")
         )
         writer = (
             writer.trigger(availableNow=True)
@@ -199,11 +133,7 @@ def watch_stream(
             spark.stop()
     if driver.error is not None and not isinstance(driver.error, StopRequested):
         raise driver.error
-    if until_idle and driver.out.reason == "stopped":
-        driver.out.reason = "idle"
-    if driver.out.batches == 0 and not driver.done.is_set():
-        listener.idle(f"no new files under {landing}: nothing to do")
-    return driver.out
+    return driver.done.is_set()
 
 
 def _session_keeping_sigint(spec: Any) -> tuple[Any, bool]:

@@ -15,88 +15,21 @@ Metrics are canonical decimal strings (``0.0125``) computed with :mod:`decimal`.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from .checks import CHECKS, STREAM_CHECKS, Fact, _check, _dec
 from .gate import STATUS_ORDER, GateLevel, canonical, level, share
 
 if TYPE_CHECKING:
-    from .pipeline import RunContext
+    from .state import RunContext
 
-#: Governed run checks: id -> (version, severity). Bump a version when its logic changes.
-CHECKS: dict[str, tuple[int, str]] = {
-    "source_available": (1, "error"),
-    "schema_exact": (1, "error"),
-    "freshness": (1, "error"),
-    "invalid_share": (1, "error"),
-    "quarantine_share": (1, "error"),
-    "ledger_conserved": (1, "error"),
-    "clean_nonempty": (1, "warning"),
-    "output_readback": (1, "error"),
-}
-#: Checks only micro-batches have (run/incremental.py, docs/streaming.md).
-STREAM_CHECKS: dict[str, tuple[int, str]] = {
-    "processed_files_unchanged": (1, "warning"),
-}
+__all__ = ["CHECKS", "STREAM_CHECKS", "Fact", "fact_rows", "finish_facts", "gate_levels"]
+
 BUILTINS = ("corrupt_record", "type_mismatch", "missing_required")
 #: Drift kinds that make the data's schema differ from the declared one (a value that
 #: merely fails to cast is an invalid record, counted by ``invalid_share``).
 SCHEMA_DRIFT_KINDS = ("undeclared_field", "declared_field_absent", "field_never_casts")
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One governed fact of one run (the contract-independent part of a facts row)."""
-
-    check_id: str
-    kind: str  # check | rule | builtin
-    version: int
-    owner: str | None
-    severity: str  # error | warning
-    status: str  # pass | warn | fail
-    metric: str | None
-    diagnostic: str
-    detail: str
-    threshold_warn: Decimal | None = None
-    threshold_fail: Decimal | None = None
-    failed: int | None = None
-    evaluated: int | None = None
-    rule_name: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for k in ("threshold_warn", "threshold_fail"):
-            d[k] = None if d[k] is None else canonical(d[k])
-        return d
-
-
-def _dec(x: float | int | None) -> Decimal | None:
-    return None if x is None else Decimal(str(x))
-
-
-def _check(
-    check_id: str,
-    owner: str | None,
-    status: str,
-    metric: Decimal | None,
-    diagnostic: str,
-    detail: str,
-    **kw: Any,
-) -> Fact:
-    version, severity = (CHECKS | STREAM_CHECKS)[check_id]
-    return Fact(
-        check_id=check_id,
-        kind="check",
-        version=version,
-        owner=owner,
-        severity=severity,
-        status=status,
-        metric=None if metric is None else canonical(metric),
-        diagnostic=diagnostic if status != "pass" else (diagnostic or "OK"),
-        detail=detail,
-        **kw,
-    )
 
 
 def _share_status(value: Decimal, warn: Decimal | None, fail: Decimal | None) -> str:

@@ -40,13 +40,13 @@ from ..compile.facts import empty_select, merge_rows
 from ..compile.outputs import RECYCLED_FROM
 from ..compile.render import col, ident, lit
 from ..errors import LedgerError, LedgerViolation
+from ..faults import checkpoint
 from . import bind as bind_s
-from .faults import checkpoint
 
 if TYPE_CHECKING:
     from ..engines import Engine
-    from .facts import Fact
-    from .pipeline import RunContext, RunResult
+    from .checks import Fact
+    from .state import RunContext, RunResult
 
 #: The processed-file ledger: one row per (contract, path) ever processed incrementally.
 FILES_TABLE = "_sluicegate_files"
@@ -92,12 +92,16 @@ class ChangedFile:
 
 @dataclass
 class Incremental:
-    """The micro-batch state of one run, held on ``RunContext.incremental``.
+    """The micro-batch mode of one run (``RunContext.mode``; the batch mode is
+    run/modes.py's ``Batch``, with the same methods).
 
     ``only`` restricts the candidates to these files (the Spark stream hands each of its
-    micro-batches' files, engines/spark_stream.py); by default every file under the
-    source path is a candidate.
+    micro-batches' files, run/watch.py); by default every file under the source path is
+    a candidate.
     """
+
+    #: the typed relation is read again (dedupe against earlier batches): keep it
+    frees_typed = False
 
     only: list[str] | None = None
     processed: int = 0  # files in the ledger before this batch (changed or not)
@@ -134,6 +138,10 @@ class Incremental:
         self.files = list(binding.files)
         ctx.counts["incremental"] = self.metrics()
         return binding, batch_run_id(loaded, binding)
+
+    def replace_run_id(self, ctx: RunContext) -> str | None:
+        """A micro-batch replaces only its own run id's rows (docs/streaming.md)."""
+        return ctx.run_id
 
     # -- dedupe ----------------------------------------------------------------------
     def against_prior(self, ctx: RunContext, ranked: exp.Select, typed: str) -> exp.Select:
@@ -187,7 +195,7 @@ class Incremental:
     def fact(self, ctx: RunContext) -> Fact:
         """``processed_files_unchanged``: warn while a processed file differs from its bytes
         as processed (severity warning: it is about earlier batches, not this one)."""
-        from .facts import _check
+        from .checks import _check
 
         n = len(self.changed)
         names = ", ".join(c.path for c in self.changed[:DETAIL_FILES])
@@ -205,6 +213,10 @@ class Incremental:
             failed=n,
             evaluated=self.processed,
         )
+
+    def facts(self, ctx: RunContext) -> list[Fact]:
+        """Processed files changed since (the one fact only micro-batches record)."""
+        return [self.fact(ctx)]
 
     def metrics(self) -> dict[str, Any]:
         return {
@@ -257,10 +269,15 @@ class Incremental:
         checkpoint("publish:files_recorded")
 
     # -- no new file -----------------------------------------------------------------
-    def empty_result(self, ctx: RunContext) -> RunResult:
-        """Nothing new: no run, nothing published, exit 0 (changed files still reported)."""
-        from .pipeline import RunResult, warehouse_path
+    def empty_result(self, ctx: RunContext) -> RunResult | None:
+        """Nothing new: no run, nothing published, exit 0 (changed files still reported).
 
+        None when the batch has files: the run goes on."""
+        from ..workspace import Workspace
+        from .state import RunResult
+
+        if ctx.binding is not None and ctx.binding.files:
+            return None
         c = ctx.contract
         metrics = {
             "run_id": None,
@@ -270,7 +287,7 @@ class Incremental:
             "status": "empty",
             "message": f"no new files under {c.source.path}: nothing to do",
             "incremental": self.metrics(),
-            "outputs": {"warehouse": warehouse_path(ctx.loaded)},
+            "outputs": {"warehouse": str(Workspace(ctx.loaded).warehouse)},
         }
         return RunResult(metrics, "empty", 0, None)
 
@@ -447,12 +464,11 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
     the run's raw count (so no file's records are counted in two batches or in none).
     """
     from ..compile.facts import RUNS_TABLE
-    from ..dlq.ledger import dlq_ledger
-    from ..dlq.store import DlqStore
+    from ..dlq.ledger import ledger_of
     from ..dlq.tables import DlqTables
 
     c = loaded.contract
-    led = dlq_ledger(DlqStore(loaded, eng, DlqTables.of(c), []))
+    led = ledger_of(eng, DlqTables.of(c), c)
     files: dict[str, tuple[int, int]] = {}
     if eng.table_exists(FILES_TABLE):
         q = (

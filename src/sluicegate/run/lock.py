@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import LockedError
-from .faults import checkpoint
+from ..faults import checkpoint
 
 try:  # POSIX; elsewhere the guard is skipped (documented: one host, POSIX, for takeover safety)
     import fcntl

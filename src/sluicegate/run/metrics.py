@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import resource
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import LedgerError
+from ..workspace import Workspace
 from .bind import schema_fingerprint
 
 if TYPE_CHECKING:
     from ..contract.loader import LoadedContract
-    from .pipeline import RunContext
+    from .state import RunContext
 
 
 def build_metrics(
@@ -25,8 +27,6 @@ def build_metrics(
     engine: str,
     ledger_error: LedgerError | None,
 ) -> dict[str, Any]:
-    from .pipeline import peak_rss_bytes, warehouse_path
-
     c = ctx.contract
     counts = ctx.counts
     raw = ctx.binding.raw_records if ctx.binding else 0
@@ -88,7 +88,7 @@ def build_metrics(
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
         "peak_rss_bytes": peak_rss_bytes(),
         "outputs": {
-            "warehouse": warehouse_path(ctx.loaded),
+            "warehouse": str(Workspace(ctx.loaded).warehouse),
             "clean": c.outputs.clean,
             "quarantine": c.outputs.quarantine,
             "duplicates": c.outputs.duplicates,
@@ -101,18 +101,20 @@ def build_metrics(
 
 def _profile(ctx: RunContext) -> dict[str, Any]:
     """``profile``: every statement with its stage, wall and CPU seconds (``run --profile``)."""
-    timings = getattr(ctx.engine, "profile", None)
+    timings = ctx.engine.profile
     if timings is None:
         return {}
     return {"profile": [dataclasses.asdict(t) for t in timings]}
 
 
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def runs_dir(loaded: LoadedContract) -> Path:
     """``<warehouse stem>.runs`` next to a warehouse file (``_runs`` inside a folder)."""
-    from .pipeline import warehouse_path
-
-    w = Path(warehouse_path(loaded))
-    return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
+    return Workspace(loaded).runs_dir
 
 
 def metrics_dir(ctx: RunContext) -> Path:
@@ -120,8 +122,8 @@ def metrics_dir(ctx: RunContext) -> Path:
 
 
 def lock_path(loaded: LoadedContract) -> Path:
-    """The writer lock of a contract, beside its run metrics."""
-    return runs_dir(loaded) / loaded.contract.name / "writer.lock"
+    """The writer lock of a contract, beside its run metrics (workspace.py)."""
+    return Workspace(loaded).writer_lock
 
 
 def write_metrics(ctx: RunContext, metrics: dict[str, Any]) -> Path:

@@ -50,7 +50,7 @@ from ..errors import LedgerError, LedgerViolation, SluiceError
 from .gate import evaluate_gate
 
 if TYPE_CHECKING:
-    from .pipeline import RunContext
+    from .state import RunContext
 
 
 def dim_temp_table(name: str) -> str:

@@ -1,16 +1,18 @@
-"""One run, stage by stage (DESIGN §4): bind → read → dedupe → route → publish → report.
+"""One run, stage by stage (DESIGN §4): ready → lock → open → stages → metrics.
 
-Each stage is a small function of the :class:`RunContext`; timings and counts land in
-the run metrics. Intermediate relations are TEMP tables on the engine; only ``publish``
-touches the warehouse's durable tables, inside one transaction.
+The stages (:data:`STAGES`, in run order: bind, compile, references, read, dedupe,
+route, model, check, publish) are small functions of the :class:`~.state.RunContext`;
+timings and counts land in the run metrics. Batch and micro-batch differ only in the
+context's mode object (run/modes.py, run/incremental.py). Intermediate relations are TEMP
+tables on the engine; only ``publish`` touches the warehouse's durable tables, inside one
+transaction. The engine is opened by the workspace (workspace.py), as for every command.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import resource
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,82 +24,56 @@ from ..compile import route as route_c
 from ..compile.read import table as read_table
 from ..compile.read.relation import LINEAGE
 from ..compile.render import col
-from ..compile.rules import CompiledRule, Membership, compile_rules
+from ..compile.rules import compile_rules
 from ..contract.loader import LoadedContract
 from ..contract.partitions import hive_partition_names
-from ..engines import Engine, open_engine
 from ..errors import LedgerError
+from ..faults import checkpoint
 from ..report.events import Listener, Silent
+from ..workspace import (
+    DEFAULT_MEMORY_LIMIT,
+    PUBLISH_WAIT_SECONDS,
+    Workspace,
+    capabilities,
+    open_engine_for,
+)
 from . import bind as bind_s
-from .faults import checkpoint
-from .gate import GateResult, escalate, evaluate_gate
+from .gate import escalate, evaluate_gate
+from .lock import WriterLock
 from .model import prepare_model
+from .modes import mode_of
 from .publish import publish
-
-T_LINES, T_TYPED, T_RANKED, T_KEPT, T_FLAGS, T_ROUTED = (
-    "_sg_lines",
-    "_sg_typed",
-    "_sg_ranked",
-    "_sg_kept",
-    "_sg_flags",
-    "_sg_routed",
+from .state import (
+    REF_LINES_PREFIX,
+    REF_PREFIX,
+    T_DUPLICATES,
+    T_FLAGS,
+    T_KEPT,
+    T_LINES,
+    T_RANKED,
+    T_RANKING,
+    T_ROUTED,
+    T_TYPED,
+    RunContext,
+    RunResult,
 )
 
-
-@dataclass
-class RunContext:
-    """Everything a stage needs, and what stages leave for later ones."""
-
-    loaded: LoadedContract
-    engine: Engine
-    listener: Listener
-    binding: bind_s.Binding | None = None
-    run_id: str = ""
-    rules: list[CompiledRule] = field(default_factory=list)
-    memberships: list[Membership] = field(default_factory=list)
-    partitions: list[str] = field(default_factory=list)
-    reference_tables: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, Any] = field(default_factory=dict)
-    drift: list[dict[str, Any]] = field(default_factory=list)
-    gate: GateResult | None = None
-    facts: list[Any] = field(default_factory=list)  # run/facts.py Fact objects
-    started_at: dt.datetime | None = None
-    incremental: Any = None  # run/incremental.py Incremental: this run is one micro-batch
-
-    @property
-    def contract(self):  # noqa: ANN201 - the Contract model
-        return self.loaded.contract
-
-    @property
-    def replace_run_id(self) -> str | None:
-        """What a rerun replaces: None = the logical date's rows (a batch run); a run id =
-        only this run's rows (micro-batches of one date accumulate: docs/streaming.md)."""
-        return self.run_id if self.incremental is not None else None
-
-
-@dataclass
-class RunResult:
-    """What a run returns to its caller: metrics (also written as JSON) and a verdict."""
-
-    metrics: dict[str, Any]
-    status: str  # pass | warn | fail | ledger_violation
-    exit_code: int
-    metrics_path: Path | None = None
-
-
-#: DuckDB's buffer limit when the contract sets no ``engine.memory_limit``. DuckDB's own
-#: default is 80% of RAM, so a run grew with its input (2 GiB at 1M lines) instead of
-#: spilling to the warehouse's ``.tmp`` folder; 800MB kept a 1M-line run under 1 GiB of
-#: RSS for ~5% more CPU (benchmarks/RESULTS.md). Raise it to trade memory for speed.
-DEFAULT_MEMORY_LIMIT = "800MB"
-
-#: How long a publish waits for readers to release the warehouse file (DuckDB staging mode).
-PUBLISH_WAIT_SECONDS = 60.0
-
-
-def warehouse_path(loaded: LoadedContract) -> str:
-    return str(loaded.resolve_path(loaded.contract.outputs.warehouse))
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "PUBLISH_WAIT_SECONDS",
+    "STAGES",
+    "T_DUPLICATES",
+    "T_FLAGS",
+    "T_KEPT",
+    "T_LINES",
+    "T_RANKED",
+    "T_RANKING",
+    "T_ROUTED",
+    "T_TYPED",
+    "RunContext",
+    "RunResult",
+    "run_contract",
+]
 
 
 def run_contract(
@@ -116,12 +92,10 @@ def run_contract(
     Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
     missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
     """
-    from .lock import WriterLock
-    from .metrics import lock_path
     from .ready import check_ready
 
     check_ready(loaded)
-    lock = WriterLock(lock_path(loaded), loaded.contract.name)
+    lock = WriterLock(Workspace(loaded).writer_lock, loaded.contract.name)
     with lock.hold():
         if lock.took_over is not None and listener is not None:
             listener.notice(f"took over a stale writer lock from {lock.took_over.describe()}")
@@ -131,65 +105,48 @@ def run_contract(
 
 def _run_locked(
     loaded: LoadedContract,
-    lock: Any,
+    lock: WriterLock,
     engine_name: str | None,
     listener: Listener | None,
     engine_options: dict[str, Any] | None,
     incremental: Any = None,
 ) -> RunResult:
+    """Open the engine, run the stages in order, write the metrics."""
     from .metrics import build_metrics, write_metrics
 
     listener = listener or Silent()
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
+    caps = capabilities(loaded, engine_name)
     name = engine_name or loaded.contract.engine.name
-    options = dict(engine_options or {})
-    if options.pop("profile", False):
-        if name == "duckdb":
-            options["profile"] = True
+    overrides = dict(engine_options or {})
+    if overrides.pop("profile", False):
+        if caps.statement_profile:
+            overrides["profile"] = True
         else:
             listener.notice(f"--profile times statements on the DuckDB engine only, not {name}")
-    if name == "duckdb":
-        eng_cfg = loaded.contract.engine
-        options.setdefault("memory_limit", eng_cfg.memory_limit or DEFAULT_MEMORY_LIMIT)
-        options.setdefault("threads", eng_cfg.threads)
-        # heavy work in memory; the warehouse file is held only while publishing
-        options.setdefault("staging", True)
-        options.setdefault("wait_seconds", PUBLISH_WAIT_SECONDS)
-    elif name == "spark":  # precedence (CLI > environment > contract): engines/spark_session.py
-        eng_cfg = loaded.contract.engine
-        options.setdefault("contract_master", eng_cfg.master)
-        options.setdefault("contract_remote", eng_cfg.remote)
-        options.setdefault("options", eng_cfg.options or None)
-    engine = open_engine(
-        name, warehouse_path(loaded), **{k: v for k, v in options.items() if v is not None}
-    )
-    for notice in getattr(engine, "notices", ()):  # e.g. an interrupted publish repaired
+    engine = open_engine_for(loaded, engine=engine_name, overrides=overrides)
+    for notice in engine.notices:  # e.g. an interrupted publish repaired
         listener.notice(notice)
-    ctx = RunContext(loaded=loaded, engine=engine, listener=listener, started_at=started)
-    if incremental:  # one micro-batch (run/incremental.py)
-        from .incremental import as_incremental
-
-        ctx.incremental = as_incremental(incremental)
+    ctx = RunContext(
+        loaded=loaded,
+        engine=engine,
+        listener=listener,
+        mode=mode_of(incremental),
+        lock=lock,
+        started_at=started,
+    )
     ledger_error: LedgerError | None = None
     try:
-        _timed(ctx, stage_bind, then=lambda: lock.update(run_id=ctx.run_id))
-        if ctx.incremental is not None and not ctx.binding.files:  # nothing new: a no-op
-            return ctx.incremental.empty_result(ctx)
-        for stage in (
-            stage_compile,
-            stage_references,
-            stage_read,
-            stage_dedupe,
-            stage_route,
-            stage_model,
-            stage_check,
-        ):
-            _timed(ctx, stage)
-        try:
-            _timed(ctx, stage_publish)
-        except LedgerError as exc:
-            ledger_error = exc
+        for stage in STAGES:
+            try:
+                _timed(ctx, stage)
+            except LedgerError as exc:
+                if stage is not stage_publish:
+                    raise
+                ledger_error = exc
+            if ctx.result is not None:  # nothing to do (an empty micro-batch)
+                return ctx.result
     finally:
         engine.close()
     elapsed = time.perf_counter() - t0
@@ -204,8 +161,8 @@ def _run_locked(
     return RunResult(metrics, status, 1 if status == "fail" else 0, path)
 
 
-def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
-    """Run one stage, time it, then ``then()`` (if any) and the stage's fault checkpoint."""
+def _timed(ctx: RunContext, stage: Callable[[RunContext], None]) -> None:
+    """Run one stage, time it, then its fault checkpoint."""
     name = stage.__name__.removeprefix("stage_")
     ctx.engine.profile_stage = name
     ctx.listener.stage(name)
@@ -213,8 +170,6 @@ def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
     stage(ctx)
     ctx.timings[name] = round(time.perf_counter() - t, 4)
     ctx.listener.finished(name, ctx.timings[name])
-    if then is not None:
-        then()
     checkpoint(f"after_{name}")
 
 
@@ -222,12 +177,12 @@ def _timed(ctx: RunContext, stage, then=None) -> None:  # noqa: ANN001
 
 
 def stage_bind(ctx: RunContext) -> None:
-    if ctx.incremental is not None:  # only the files not yet processed (run/incremental.py)
-        ctx.binding, ctx.run_id = ctx.incremental.bind(ctx)
-    else:
-        ctx.binding = bind_s.bind(ctx.loaded)
-        ctx.run_id = bind_s.run_id(ctx.loaded, ctx.binding)
+    """The run's files (all of them, or a micro-batch's new ones) and its run id."""
+    ctx.binding, ctx.run_id = ctx.mode.bind(ctx)
     ctx.partitions = discover_partitions(ctx.binding, ctx.contract.source.path)
+    ctx.result = ctx.mode.empty_result(ctx)
+    if ctx.lock is not None:
+        ctx.lock.update(run_id=ctx.run_id)
 
 
 def discover_partitions(binding: bind_s.Binding, declared_path: str) -> list[str]:
@@ -263,8 +218,8 @@ def stage_references(ctx: RunContext) -> None:
     """Load each reference with the same permissive reader (its bad rows cannot match)."""
     for name, ref in ctx.contract.references.items():
         files = bind_s.list_files(ctx.loaded, ref, f"references.{name}")
-        table = f"_sg_ref_{name}"
-        _load_typed(ctx, files, ref, [], table, f"_sg_ref_lines_{name}")
+        table = f"{REF_PREFIX}{name}"
+        _load_typed(ctx, files, ref, [], table, f"{REF_LINES_PREFIX}{name}")
         ctx.reference_tables[name] = table
 
 
@@ -281,9 +236,9 @@ def _load_typed(
         eng.load_lines(files, lines_table)
     select = read_table.typed_select(lines_table, spec, partitions, eng.dialect, physical)
     eng.create_table_as(table, select, temporary=True)
-    if eng.name == "duckdb":  # typed is a materialized copy there (Spark's may be lazy)
+    if eng.capabilities.eager_tables:  # typed is a materialized copy (Spark's may be lazy)
         # the raw text is not read again (corrupt lines keep theirs in _raw): free it now
-        eng.execute(exp.Drop(tables=[exp.to_table(lines_table)], kind="TABLE", exists=True))
+        eng.drop_table(lines_table)
 
 
 def stage_read(ctx: RunContext) -> None:
@@ -302,9 +257,8 @@ def stage_dedupe(ctx: RunContext) -> None:
             T_RANKING, dedupe_c.ranking_select(T_TYPED, ctx.contract.dedupe), temporary=True
         )
     ranked = dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe, ranking)
-    if ctx.incremental is not None:  # earlier micro-batches' kept rows win (run/incremental.py)
-        ranked = ctx.incremental.against_prior(ctx, ranked, T_TYPED)
-    _temp_view(eng, T_RANKED, ranked)
+    ranked = ctx.mode.against_prior(ctx, ranked, T_TYPED)  # earlier micro-batches' rows win
+    eng.create_temp_view(T_RANKED, ranked)
     names = list(ctx.contract.source.columns)
     q, labels = metrics_c.ranked_counts(T_RANKED, names)
     row = eng.fetch(q)[0]
@@ -318,24 +272,7 @@ def stage_dedupe(ctx: RunContext) -> None:
         .from_(exp.to_table(T_RANKED))
         .where(exp.EQ(this=col("_rn"), expression=exp.Literal.number(1)))
     )
-    _temp_view(eng, T_KEPT, kept)
-
-
-T_RANKING = "_sg_ranking"
-T_DUPLICATES = "_sg_duplicates"  # the ranked rows with _rn > 1, kept past the typed table
-
-
-def _temp_view(eng: Engine, name: str, query: exp.Expression) -> None:
-    """CREATE OR REPLACE TEMPORARY VIEW (DuckDB and Spark SQL alike)."""
-    eng.execute(
-        exp.Create(
-            this=exp.Table(this=exp.to_identifier(name, quoted=True)),
-            kind="VIEW",
-            replace=True,
-            expression=query,
-            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
-        )
-    )
+    eng.create_temp_view(T_KEPT, kept)
 
 
 def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:
@@ -381,11 +318,11 @@ def stage_route(ctx: RunContext) -> None:
         T_KEPT, ctx.contract, ctx.rules, ctx.memberships, ctx.reference_tables
     )
     eng.create_table_as(T_ROUTED, route_c.routed_select(flags, ctx.rules), temporary=True)
-    if eng.name == "duckdb" and ctx.incremental is None:
+    if eng.capabilities.eager_tables and ctx.mode.frees_typed:
         # Publish needs only the duplicates of the typed relation (~1% of it): keep those
         # and free the million-row typed table (views over it are not read again).
         eng.create_table_as(T_DUPLICATES, _duplicates_select(ctx), temporary=True)
-        eng.execute(exp.Drop(tables=[exp.to_table(T_TYPED)], kind="TABLE", exists=True))
+        eng.drop_table(T_TYPED)
     checks = route_c.checks(ctx.rules)
     q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
     row = eng.fetch(q)[0]
@@ -458,8 +395,7 @@ def stage_check(ctx: RunContext) -> None:
         now=dt.datetime.now(dt.UTC),
         fingerprint=schema_fingerprint(ctx.contract.source),
     )
-    if ctx.incremental is not None:  # processed files changed since (run/incremental.py)
-        ctx.facts.append(ctx.incremental.fact(ctx))
+    ctx.facts.extend(ctx.mode.facts(ctx))  # a micro-batch's changed files (incremental.py)
     if ctx.gate is not None:
         ctx.gate = escalate(ctx.gate, gate_levels(ctx.facts))
     for f in ctx.facts:
@@ -478,6 +414,15 @@ def stage_publish(ctx: RunContext) -> None:
     publish(ctx, T_ROUTED, ranked)
 
 
-def peak_rss_bytes() -> int:
-    """Peak resident set size of this process (ru_maxrss is KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+#: The stages of a run, in run order (each times itself and ends at a fault checkpoint).
+STAGES: tuple[Callable[[RunContext], None], ...] = (
+    stage_bind,
+    stage_compile,
+    stage_references,
+    stage_read,
+    stage_dedupe,
+    stage_route,
+    stage_model,
+    stage_check,
+    stage_publish,
+)

@@ -30,15 +30,15 @@ from ..compile import ledger as ledger_c
 from ..compile import outputs as out_c
 from ..dlq.inbox import merge_inbox
 from ..errors import LedgerError, LedgerViolation
+from ..faults import checkpoint
 from .bind import schema_fingerprint
 from .facts import fact_rows, finish_facts, gate_levels
-from .faults import checkpoint
 from .gate import escalate
 from .model import finish_model, publish_model
 
 if TYPE_CHECKING:
     from ..engines import Engine
-    from .pipeline import RunContext
+    from .state import RunContext
 
 
 def write_output(
@@ -96,8 +96,7 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
             _withhold_clean_on_fail(ctx)
             pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
             _write_facts_and_run(ctx, fingerprint)
-            if ctx.incremental is not None:  # the processed-file ledger (run/incremental.py)
-                ctx.incremental.record_files(ctx)
+            ctx.mode.record_files(ctx)  # a micro-batch's processed-file ledger
             checkpoint("publish:before_commit")
         except BaseException:
             eng.rollback()

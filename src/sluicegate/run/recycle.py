@@ -1,4 +1,7 @@
-"""Recycle: re-validate ``fixed`` rows through the same compiled contract, exactly once.
+"""Recycle: re-validate ``fixed`` DLQ rows through the same compiled contract, exactly once.
+
+In ``run/`` because it runs a run's own stages (compile, references, route) on the
+DLQ (dlq/, the layer below) and publishes like a run.
 
 The fixed rows become a relation shaped like a run's kept rows and go through the run's
 own routing (``compile/route.py`` ``flags_select`` + ``routed_select``: the same rules,
@@ -31,12 +34,15 @@ from sqlglot import exp
 from ..compile import route as route_c
 from ..compile.outputs import RECYCLED_FROM
 from ..compile.render import col, ident, lit
+from ..dlq.audit import audit_insert, ensure_audit, status_field, ts_literal, utcnow
+from ..dlq.canonical import Field
+from ..dlq.inbox import ensure_outbox
+from ..dlq.store import DlqStore
 from ..errors import LedgerError, LedgerViolation, SluiceError
 from ..report.events import Silent
-from .audit import audit_insert, ensure_audit, status_field, ts_literal, utcnow
-from .canonical import Field
-from .inbox import ensure_outbox
-from .store import DlqStore
+from .modes import Batch
+from .pipeline import stage_compile, stage_references
+from .state import RunContext
 
 T_KEPT, T_FLAGS, T_ROUTED = "_sg_dlq_kept", "_sg_dlq_flags", "_sg_dlq_routed"
 
@@ -107,11 +113,9 @@ def kept_select(store: DlqStore, where: exp.Expression) -> exp.Select:
     )
 
 
-def _compile(store: DlqStore):  # noqa: ANN202 - a RunContext with rules and references
+def _compile(store: DlqStore) -> RunContext:
     """The contract's rules and references, compiled and loaded exactly as a run does."""
-    from ..run.pipeline import RunContext, stage_compile, stage_references
-
-    ctx = RunContext(loaded=store.loaded, engine=store.engine, listener=Silent())
+    ctx = RunContext(loaded=store.loaded, engine=store.engine, listener=Silent(), mode=Batch())
     ctx.partitions = list(store.partitions)
     stage_compile(ctx)
     stage_references(ctx)

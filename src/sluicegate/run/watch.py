@@ -29,14 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import LockedError
+from ..engines import file_stream
+from ..errors import LockedError, UsageError
 from ..report.events import Listener
+from ..workspace import Workspace
+from ..workspace import engine_name as engine_of
+from ..workspace import engine_options as options_of
 from .lock import WriterLock
-from .metrics import lock_path
 
 if TYPE_CHECKING:
     from ..contract.loader import LoadedContract
-    from .pipeline import RunResult
+    from .state import RunResult
 
 
 class WatchListener(Listener, Protocol):
@@ -62,7 +65,7 @@ class WatchOutcome:
 
 def watch_lock_path(loaded: LoadedContract) -> Path:
     """``<warehouse stem>.runs/<contract>/watch.lock``: one watcher per contract."""
-    return lock_path(loaded).with_name("watch.lock")
+    return Workspace(loaded).watch_lock
 
 
 def watch(
@@ -81,25 +84,19 @@ def watch(
 
     ``load`` is called before every batch: with no pinned ``--logical-date`` each batch
     gets the current date (a watch that runs past midnight files the next batches under
-    the new date). On Spark the stream is Spark's own (engines/spark_stream.py).
+    the new date). An engine with a streaming file source (``capabilities.file_stream``:
+    Spark Structured Streaming, engines/spark_stream.py) finds the new files itself and
+    hands them here; otherwise the landing directory is polled.
     """
     first = load()
-    name = engine_name or first.contract.engine.name
+    name = engine_of(first, engine_name)
     wlock = WriterLock(watch_lock_path(first), first.contract.name)
     with wlock.hold():
         if wlock.took_over is not None:
             listener.notice(f"took over a stale watch lock from {wlock.took_over.describe()}")
-        if name == "spark":
-            from ..engines.spark_stream import watch_stream
-
-            return watch_stream(
-                load,
-                listener=listener,
-                stop=stop,
-                engine_options=engine_options,
-                interval=interval,
-                max_batches=max_batches,
-                until_idle=until_idle,
+        if file_stream(name) is not None:
+            return _stream(
+                load, listener, stop, name, engine_options, interval, max_batches, until_idle
             )
         return _poll(load, listener, stop, name, engine_options, interval, max_batches, until_idle)
 
@@ -151,6 +148,81 @@ def _poll(
     return out
 
 
+def landing_dir(loaded: LoadedContract) -> Path:
+    """The landing directory a file stream watches: ``source.path``, a folder of text files."""
+    src = loaded.contract.source
+    path = Path(loaded.resolve_path(src.path))
+    if any(ch in src.path for ch in "*?[") or not path.is_dir():
+        raise UsageError(
+            f"a Spark stream needs source.path to be a landing directory; '{src.path}' is not",
+            hint="point source.path at the folder upstream drops files into",
+        )
+    if src.format == "parquet":
+        raise UsageError("the Spark stream reads text landing files (ndjson or csv), not parquet")
+    return path
+
+
+def _stream(
+    load: Callable[[], LoadedContract],
+    listener: WatchListener,
+    stop: threading.Event,
+    engine_name: str,
+    engine_options: dict[str, Any] | None,
+    interval: float,
+    max_batches: int | None,
+    until_idle: bool,
+) -> WatchOutcome:
+    """One incremental run per micro-batch of the engine's file stream (its files only)."""
+    from .incremental import Incremental
+    from .pipeline import run_contract
+
+    loaded = load()
+    landing = landing_dir(loaded)
+    stream = file_stream(engine_name)
+    assert stream is not None
+    overrides = {k: v for k, v in (engine_options or {}).items() if k != "profile"}
+    _name, options = options_of(loaded, engine=engine_name, overrides=overrides)
+    out = WatchOutcome(0, "stopped")
+
+    def on_files(files: list[str], batch_id: int) -> bool:
+        """Run the micro-batch; True when the watch is decided."""
+        batch_loaded = load()
+        result = run_contract(
+            batch_loaded,
+            engine_name=engine_name,
+            listener=listener,
+            engine_options=engine_options,
+            incremental=Incremental(only=files),
+        )
+        if result.status == "empty":  # a replay after a crash: its files are in the ledger
+            listener.idle(
+                f"micro-batch {batch_id}: its {len(files)} files are already processed "
+                "(a replay after a restart): nothing to do"
+            )
+            return False
+        decided = judge(out, result, batch_loaded.contract.gate.on_stream_fail, listener)
+        if decided is None and max_batches is not None and out.batches >= max_batches:
+            out.reason = "max_batches"
+            return True
+        return decided is not None
+
+    decided = stream(
+        landing,
+        Workspace(loaded).stream_checkpoint,
+        on_files,
+        stop=stop,
+        name=loaded.contract.name,
+        interval=interval,
+        until_idle=until_idle,
+        **options,
+    )
+    if until_idle and out.reason == "stopped":
+        out.reason = "idle"
+    if out.batches == 0 and not decided:
+        listener.idle(f"no new files under {landing}: nothing to do")
+    return out
+
+
 def judge(
     out: WatchOutcome, result: RunResult, on_stream_fail: str, listener: WatchListener
 ) -> WatchOutcome | None:
@@ -173,4 +245,4 @@ def judge(
     return None
 
 
-__all__ = ["WatchListener", "WatchOutcome", "judge", "watch", "watch_lock_path"]
+__all__ = ["WatchListener", "WatchOutcome", "judge", "landing_dir", "watch", "watch_lock_path"]

@@ -6,10 +6,11 @@ Each test here runs once per engine — ``duckdb`` in the ordinary invocation, `
 
 A known gap of one engine is declared on the test, never skipped::
 
-    @pytest.mark.gap("spark", "why it differs")
+    @pytest.mark.gap("spark", "why it differs", raises=AssertionError)
 
-and becomes a *strict* xfail for that engine only: the test must fail there, so a fixed
-gap turns red until the marker goes.
+and becomes a *strict* xfail for that engine only, which must fail with exactly the named
+exception there: a fixed gap turns red until the marker goes, and a gap that starts
+failing some other way is reported as the error it is.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "gap(engine, reason): a known difference of one engine (strict xfail there)"
+        "markers",
+        "gap(engine, reason, raises=Exc): a known difference of one engine "
+        "(a strict xfail there, expecting exactly Exc)",
     )
 
 
@@ -37,8 +40,11 @@ def engine_name(request: pytest.FixtureRequest) -> str:
     name = request.param
     for mark in request.node.iter_markers("gap"):
         engine, reason = mark.args
+        raises = mark.kwargs.get("raises")
+        if raises is None:
+            raise pytest.UsageError(f"gap({engine!r}, {reason!r}) must name raises=<exception>")
         if engine == name:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+            request.applymarker(pytest.mark.xfail(strict=True, reason=reason, raises=raises))
     if name == "spark":
         request.getfixturevalue("spark")  # the run's one SparkSession, started on demand
     return name

@@ -16,9 +16,9 @@ from sqlglot import exp
 from sluicegate.compile import dashboard
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.lifecycle import fix
-from sluicegate.dlq.recycle import recycle
 from sluicegate.dlq.store import open_store
 from sluicegate.run.pipeline import run_contract
+from sluicegate.run.recycle import recycle
 from tests.conftest import copy_orders_example
 
 

@@ -223,7 +223,7 @@ ALL_LINES = [line for line, _ in CASES] + EXTRA_LINES
 
 def _gap(line: str):  # noqa: ANN202
     if line in SPARK_GAPS:
-        return [pytest.mark.xfail(strict=True, reason=SPARK_GAPS[line])]
+        return [pytest.mark.xfail(strict=True, raises=AssertionError, reason=SPARK_GAPS[line])]
     return []
 
 

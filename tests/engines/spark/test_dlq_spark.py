@@ -15,9 +15,9 @@ import pytest
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.ledger import dlq_ledger
 from sluicegate.dlq.lifecycle import fix, mark
-from sluicegate.dlq.recycle import recycle
 from sluicegate.dlq.store import open_store
 from sluicegate.run.pipeline import run_contract
+from sluicegate.run.recycle import recycle
 from tests.engines.test_dlq_harness import CONTRACT, DAY, make_shop
 
 pytestmark = pytest.mark.spark

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.run.faults import POINTS
+from sluicegate.faults import POINTS
 from tests.conftest import SLUICEGATE
 from tests.engines.test_publish import dump, feed, govern_contract, run, write_rows
 

@@ -1,0 +1,1 @@
+"""What the user wrote: the contract models, its vocabulary (types, formats, tokens), the loader."""

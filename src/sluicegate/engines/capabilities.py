@@ -1,0 +1,59 @@
+"""What each engine can do, declared once and readable without importing its driver.
+
+The pipeline asks these questions instead of comparing engine names (ibis's
+``supports_*`` flags, SQLMesh's class constants): a new engine declares its record here
+and the layers above need no new branch. ``Engine.capabilities`` is the same object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EngineCapabilities:
+    """A flat record of what an engine can do (dlt style)."""
+
+    transactions: bool
+    asof_join: bool
+    dialect: str
+    #: CREATE TABLE AS writes the rows now (DuckDB), so the relation it was built from
+    #: may be dropped at once; a lazy engine (Spark) may still read it later
+    eager_tables: bool = False
+    #: times every statement when opened with ``profile=True`` (``run --profile``)
+    statement_profile: bool = False
+    #: a streaming file source that hands each micro-batch's new files to a callback
+    #: (``watch`` and ``run --incremental`` use it instead of polling)
+    file_stream: bool = False
+    #: runs on a cluster the contract or the CLI names (``engine.master``/``remote``)
+    cluster: bool = False
+
+
+DUCKDB = EngineCapabilities(
+    transactions=True,
+    asof_join=True,
+    dialect="duckdb",
+    eager_tables=True,
+    statement_profile=True,
+)
+SPARK = EngineCapabilities(
+    transactions=True,
+    asof_join=False,
+    dialect="spark",
+    file_stream=True,
+    cluster=True,
+)
+
+BY_NAME: dict[str, EngineCapabilities] = {"duckdb": DUCKDB, "spark": SPARK}
+
+
+def capabilities_of(name: str) -> EngineCapabilities:
+    """The declared capabilities of engine ``name`` (no driver is imported)."""
+    from ..errors import EngineUnavailable
+
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise EngineUnavailable(
+            f"unknown engine '{name}'", hint=f"choose one of: {', '.join(BY_NAME)}"
+        ) from None

@@ -1,0 +1,52 @@
+"""How a contract's ``engine:`` section becomes the keyword options of one engine.
+
+Each engine takes the settings it understands (DuckDB: memory and threads, staging and
+lock waits; Spark: master, remote, session options); this is the one place that knows
+which, so the workspace opens every engine the same way and no layer above compares
+engine names.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from ..contract.models import EngineSection
+
+#: DuckDB's buffer limit when the contract sets no ``engine.memory_limit``. DuckDB's own
+#: default is 80% of RAM, so a run grew with its input (2 GiB at 1M lines) instead of
+#: spilling to the warehouse's ``.tmp`` folder; 800MB kept a 1M-line run under 1 GiB of
+#: RSS for ~5% more CPU (benchmarks/RESULTS.md). Raise it to trade memory for speed.
+DEFAULT_MEMORY_LIMIT = "800MB"
+
+
+class Access(Enum):
+    """What a command does with the warehouse."""
+
+    RUN = "run"  # a run: heavy work in memory, the warehouse held only while publishing
+    READ = "read"  # a report: read-only
+    OPERATE = "operate"  # an operator command (dlq): short writes
+
+
+def contract_options(
+    name: str, cfg: EngineSection, access: Access, *, wait_seconds: float
+) -> dict[str, Any]:
+    """The options of engine ``name`` from the contract's ``engine:`` section."""
+    if name == "duckdb":
+        if access is Access.RUN:
+            return {
+                "memory_limit": cfg.memory_limit or DEFAULT_MEMORY_LIMIT,
+                "threads": cfg.threads,
+                # heavy work in memory; the warehouse file is held only while publishing
+                "staging": True,
+                "wait_seconds": wait_seconds,
+            }
+        # a run holds the DuckDB file only while it publishes: wait for it rather than fail
+        return {"read_only": access is Access.READ, "wait_seconds": wait_seconds}
+    if name == "spark":  # precedence (CLI > environment > contract): spark_session.py
+        return {
+            "contract_master": cfg.master,
+            "contract_remote": cfg.remote,
+            "options": cfg.options or None,
+        }
+    return {}

@@ -1,0 +1,53 @@
+"""The batch mode of a run; the micro-batch mode is ``Incremental`` (run/incremental.py).
+
+Both answer the same questions (``run/state.py``'s :class:`~.state.Mode`), so the stages
+never ask which mode they are in: a batch run binds every file under the source path,
+replaces its logical date's rows and has nothing of earlier runs to dedupe against.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import bind as bind_s
+from .checks import Fact
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from .state import Mode, RunContext, RunResult
+
+
+class Batch:
+    """One run over every file under the source path, for its logical date."""
+
+    frees_typed = True
+
+    def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
+        binding = bind_s.bind(ctx.loaded)
+        return binding, bind_s.run_id(ctx.loaded, binding)
+
+    def replace_run_id(self, ctx: RunContext) -> str | None:
+        return None
+
+    def against_prior(self, ctx: RunContext, ranked: exp.Select, typed: str) -> exp.Select:
+        return ranked
+
+    def facts(self, ctx: RunContext) -> list[Fact]:
+        return []
+
+    def record_files(self, ctx: RunContext) -> None:
+        return None
+
+    def empty_result(self, ctx: RunContext) -> RunResult | None:
+        return None
+
+
+def mode_of(incremental: Any) -> Mode:
+    """The mode a caller asked for: falsy → :class:`Batch`; ``True`` or an ``Incremental``
+    → one micro-batch (run/incremental.py)."""
+    if not incremental:
+        return Batch()
+    from .incremental import as_incremental
+
+    return as_incremental(incremental)

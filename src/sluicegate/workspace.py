@@ -1,0 +1,148 @@
+"""A contract's workspace: where its files live, and the one way to open its engine.
+
+Every command — ``run``, ``watch``, ``facts``, ``dlq``, ``report`` — works on the
+warehouse a contract names. Before this module each opened it its own way and the copies
+drifted (``sluicegate facts`` ignored a contract's ``engine.remote``); now they all call
+:func:`open_engine_for`, which applies the contract's ``engine:`` section and the CLI's
+overrides the same way for every command.
+
+Disk layout of a contract (``outputs.warehouse`` resolved against the contract's folder)::
+
+    <warehouse>                       DuckDB file, or the Spark engine's table folder
+    <warehouse>.tmp                   DuckDB's spill folder while a run works in memory
+    <stem>.runs/<contract>/           run metrics (``<date>__<run id>.json``, latest.json)
+      writer.lock, watch.lock         one run, one watcher per contract (run/lock.py)
+    <warehouse>/_runs/<contract>/     the same, for a warehouse folder (Spark)
+    <warehouse>/.sluicegate/streams/<contract>/   Spark stream checkpoint
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .contract.loader import LoadedContract
+from .engines import Engine, open_engine
+from .engines.capabilities import EngineCapabilities, capabilities_of
+from .engines.options import DEFAULT_MEMORY_LIMIT, Access, contract_options
+from .errors import UsageError
+
+#: How long a publish waits for readers to release the warehouse file (DuckDB).
+PUBLISH_WAIT_SECONDS = 60.0
+#: How long a report or an operator command waits for a publishing run.
+READ_WAIT_SECONDS = 30.0
+#: The Spark engine's hidden folder inside its warehouse (engines/spark_warehouse.py).
+INTERNAL = ".sluicegate"
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "PUBLISH_WAIT_SECONDS",
+    "READ_WAIT_SECONDS",
+    "Access",
+    "Workspace",
+    "capabilities",
+    "engine_name",
+    "engine_options",
+    "open_engine_for",
+]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The paths of one loaded contract (nothing is created until a command writes)."""
+
+    loaded: LoadedContract
+
+    @property
+    def name(self) -> str:
+        return self.loaded.contract.name
+
+    @property
+    def warehouse(self) -> Path:
+        return self.loaded.resolve_path(self.loaded.contract.outputs.warehouse)
+
+    @property
+    def runs_dir(self) -> Path:
+        """``<warehouse stem>.runs`` next to a warehouse file (``_runs`` inside a folder)."""
+        w = self.warehouse
+        return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
+
+    @property
+    def contract_runs_dir(self) -> Path:
+        """Where this contract's run metrics and locks live."""
+        return self.runs_dir / self.name
+
+    @property
+    def writer_lock(self) -> Path:
+        return self.contract_runs_dir / "writer.lock"
+
+    @property
+    def watch_lock(self) -> Path:
+        return self.contract_runs_dir / "watch.lock"
+
+    @property
+    def stream_checkpoint(self) -> Path:
+        """``<warehouse>/.sluicegate/streams/<contract>``: beside the tables, hidden from them."""
+        return self.warehouse / INTERNAL / "streams" / self.name
+
+    @property
+    def spill_dir(self) -> Path:
+        """Where DuckDB spills while a run works in memory (engines/duckdb_engine.py)."""
+        return Path(str(self.warehouse) + ".tmp")
+
+    def exists(self) -> bool:
+        return os.path.exists(self.warehouse)
+
+    def require(self, what: str) -> None:
+        """Refuse a report or operator command on a warehouse no run has written yet."""
+        if not self.exists():
+            raise UsageError(
+                f"no warehouse at {self.warehouse} yet, so no {what}",
+                hint="run the contract first: sluicegate run CONTRACT",
+            )
+
+
+def engine_name(loaded: LoadedContract, override: str | None = None) -> str:
+    """The engine of a command: the CLI's ``--engine`` wins over the contract's."""
+    return override or loaded.contract.engine.name
+
+
+def capabilities(loaded: LoadedContract, override: str | None = None) -> EngineCapabilities:
+    """What the command's engine can do, before it is opened."""
+    return capabilities_of(engine_name(loaded, override))
+
+
+def engine_options(
+    loaded: LoadedContract,
+    access: Access = Access.RUN,
+    *,
+    engine: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    wait_seconds: float | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The engine's name and options: the contract's ``engine:`` section, then the CLI's
+    ``overrides`` (``--spark-master``, ``--spark-remote``, ``profile``), for what the
+    command does with the warehouse (``access``). Unset (None) options are left out."""
+    name = engine_name(loaded, engine)
+    if wait_seconds is None:
+        wait_seconds = PUBLISH_WAIT_SECONDS if access is Access.RUN else READ_WAIT_SECONDS
+    options = contract_options(name, loaded.contract.engine, access, wait_seconds=wait_seconds)
+    options.update(overrides or {})
+    return name, {k: v for k, v in options.items() if v is not None}
+
+
+def open_engine_for(
+    loaded: LoadedContract,
+    access: Access = Access.RUN,
+    *,
+    engine: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    wait_seconds: float | None = None,
+) -> Engine:
+    """Open the contract's engine on its warehouse (options as :func:`engine_options`)."""
+    name, options = engine_options(
+        loaded, access, engine=engine, overrides=overrides, wait_seconds=wait_seconds
+    )
+    return open_engine(name, str(Workspace(loaded).warehouse), **options)
