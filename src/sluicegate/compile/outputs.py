@@ -13,7 +13,7 @@ from .render import col, ident, lit
 from .rules import CompiledRule
 
 RUN_COLUMNS = ["_run_id", "_logical_date"]
-RECYCLED_FROM = "_recycled_from"  # clean rows recycled from the DLQ (dlq/recycle.py)
+RECYCLED_FROM = "_recycled_from"  # clean rows recycled from the DLQ (run/recycle.py)
 
 
 def run_columns(run_id: str, logical_date: str) -> list[exp.Expression]:
