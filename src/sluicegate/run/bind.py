@@ -197,6 +197,21 @@ def count_lines(data: bytes) -> tuple[int, int]:
     return counter.finish()
 
 
+def changed_since_bind(files: list[BoundFile]) -> list[str]:
+    """Bound files whose size or mtime differ now (or that are gone): a rewrite after the
+    bind would publish values the manifest's SHA-256 does not describe."""
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f.path)
+        except OSError:
+            out.append(f"{f.path} (gone)")
+            continue
+        if st.st_size != f.size or st.st_mtime != f.mtime:
+            out.append(f.path)
+    return out
+
+
 def bind_file(path: str, fmt: str, *, csv_header: bool = True) -> BoundFile:
     """Hash the file and count its records from the raw bytes."""
     st = os.stat(path)
