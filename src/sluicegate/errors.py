@@ -15,6 +15,10 @@ EXIT_CONTRACT = 2
 EXIT_LEDGER = 3
 EXIT_NOT_READY = 4
 EXIT_LOCKED = 5
+#: sluicegate itself failed (a bug, or the environment broke under it: disk full, a
+#: read-only filesystem). Not "gate failed": schedulers may retry it and must alert.
+#: 70 is EX_SOFTWARE in sysexits.h.
+EXIT_INTERNAL = 70
 
 
 class SluiceError(Exception):

@@ -61,7 +61,7 @@ def test_a_bracketed_name_beside_its_match_does_not_block_the_feed(tmp_path):
 
 def test_ledger_checks_lineage_files_against_the_binding():
     """The per-file check itself: a file not bound, or a count that differs, is a violation."""
-    from sluicegate.run.bind import BoundFile, Binding
+    from sluicegate.run.bind import Binding, BoundFile
     from sluicegate.run.publish import file_violations
 
     b = Binding(files=[BoundFile("/l/a.json", 1, 0.0, "h", 2, 0)])

@@ -27,7 +27,7 @@ from ..compile.render import col
 from ..compile.rules import compile_rules
 from ..contract.loader import LoadedContract
 from ..contract.partitions import hive_partition_names
-from ..errors import LedgerError
+from ..errors import LedgerError, SluiceError
 from ..faults import checkpoint
 from ..report.events import Listener, Silent
 from ..workspace import (
@@ -92,8 +92,10 @@ def run_contract(
     Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
     missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
     """
+    from .guards import check_warehouse
     from .ready import check_ready
 
+    check_warehouse(str(Workspace(loaded).warehouse))
     check_ready(loaded)
     lock = WriterLock(Workspace(loaded).writer_lock, loaded.contract.name)
     with lock.hold():
@@ -147,6 +149,14 @@ def _run_locked(
                 ledger_error = exc
             if ctx.result is not None:  # nothing to do (an empty micro-batch)
                 return ctx.result
+    except SluiceError:
+        raise
+    except Exception:
+        # an engine error: if the contract itself fails on typed tables, say so (exit 2)
+        from .dryrun import check_on_empty
+
+        check_on_empty(loaded)
+        raise
     finally:
         engine.close()
     elapsed = time.perf_counter() - t0
