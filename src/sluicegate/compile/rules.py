@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from ..contract.suggest import closest
+from . import functions
 from .render import col, ident
 
 NONDETERMINISTIC_CLASSES = tuple(
@@ -235,6 +236,15 @@ def check_expression(
             raise RuleError(
                 f"{what} may not contain a subquery other than "
                 "`col IN (SELECT key FROM <reference>)`"
+            )
+        if (
+            isinstance(node, exp.Func)
+            and not isinstance(node, exp.Exists)
+            and type(node).__name__ not in functions.ALLOWED
+        ):
+            raise RuleError(
+                f"{what} may not call {functions.describe(node)}(): only portable scalar "
+                "functions are allowed (docs/security.md lists them)"
             )
         if isinstance(node, exp.Star):
             raise RuleError(f"{what} may not use *")
