@@ -138,7 +138,10 @@ class Redactor:
     secrets: set[str] = field(default_factory=set)
 
     def __call__(self, text: str) -> str:
-        for s in sorted(self.secrets, key=len, reverse=True):
+        from .contract.tokens import spellings
+
+        every = {form for s in self.secrets for form in spellings(s)}
+        for s in sorted(every, key=len, reverse=True):
             if s:
                 text = text.replace(s, "***")
         return text

@@ -8,6 +8,7 @@ be redacted (see :class:`sluicegate.errors.Redactor`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -22,6 +23,16 @@ TOKEN = re.compile(r"\$\{([^}]*)\}")
 #: :func:`redact_secrets`, which knows them all.
 _RESOLVED_SECRETS: set[str] = set()
 REDACTED = "***"
+MIN_SECRET_CHARS = 8
+
+
+def spellings(value: str) -> set[str]:
+    """The forms a secret takes in output: as is, JSON-escaped (``"``, ``\\``, non-ASCII
+    as ``\\uXXXX``), and its repr — each must be redacted, not only the raw text."""
+    out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    out.add(repr(value)[1:-1])
+    return {s for s in out if len(s) >= MIN_SECRET_CHARS}
+
 
 SecretProvider = Callable[[str, str], "str | None"]
 
@@ -70,8 +81,14 @@ def substitute(text: str, ctx: TokenContext) -> str:
                     f"secret '{scope}/{key}' not found; set SLUICEGATE_SECRET_"
                     f"{re.sub(r'[^A-Za-z0-9]', '_', scope + '_' + key).upper()}"
                 )
+            if len(value) < MIN_SECRET_CHARS:
+                raise TokenError(
+                    f"secret '{scope}/{key}' is {len(value)} characters; at least "
+                    f"{MIN_SECRET_CHARS} are required (a short secret cannot be redacted "
+                    "without corrupting other text, and is guessable from what is redacted)"
+                )
             ctx.secrets_seen.add(value)
-            _RESOLVED_SECRETS.add(value)
+            _RESOLVED_SECRETS.update(spellings(value))
             return value
         if body in ctx.variables:
             return str(ctx.variables[body])
