@@ -35,6 +35,7 @@ from .bind import changed_since_bind, schema_fingerprint
 from .facts import fact_rows, finish_facts, gate_levels
 from .gate import escalate
 from .model import finish_model, publish_model
+from .owners import claim_tables
 
 if TYPE_CHECKING:
     from ..engines import Engine
@@ -78,6 +79,7 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
         eng.begin()
         try:
             checkpoint("publish:begun")
+            claim_tables(eng, c, str(ctx.loaded.path), ctx.loaded.line("outputs"))
             for table, select in selects.items():
                 if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
                     merge_inbox(ctx, select)

@@ -11,6 +11,7 @@ import json
 
 import duckdb
 import pytest
+from sluicegate.dlq.recycle import recycle
 
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.ledger import dlq_ledger
