@@ -6,6 +6,7 @@ The CLI maps every :class:`SluiceError` to a message and an exit code in one pla
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 # Exit codes (DESIGN §8). Schedulers key on these; they are documented in docs/exit-codes.md.
@@ -131,6 +132,17 @@ class LockedError(SluiceError):
     exit_code = EXIT_LOCKED
 
 
+MIN_SECRET_CHARS = 8
+
+
+def spellings(value: str) -> set[str]:
+    """The forms a secret takes in output: as is, JSON-escaped (``"``, ``\\``, non-ASCII
+    as ``\\uXXXX``), and its repr — each must be redacted, not only the raw text."""
+    out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    out.add(repr(value)[1:-1])
+    return {s for s in out if len(s) >= MIN_SECRET_CHARS}
+
+
 @dataclass
 class Redactor:
     """Replaces secret values with ``***`` wherever text leaves the library."""
@@ -138,8 +150,6 @@ class Redactor:
     secrets: set[str] = field(default_factory=set)
 
     def __call__(self, text: str) -> str:
-        from .contract.tokens import spellings
-
         every = {form for s in self.secrets for form in spellings(s)}
         for s in sorted(every, key=len, reverse=True):
             if s:

@@ -15,6 +15,7 @@ import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
+from ..errors import SluiceError
 from .common import (
     CONTEXT,
     DEBUG,
@@ -195,6 +196,15 @@ def run(
         result = run_contract(
             loaded, engine_name=engine, listener=con, engine_options=engine_options
         )
+    except SluiceError:
+        raise
+    except Exception:
+        # an engine error: when the contract itself fails on typed tables, that is the
+        # answer (exit 2, located); otherwise it stays an internal error (exit 70)
+        from ..run.dryrun import check_on_empty
+
+        check_on_empty(loaded)
+        raise
     finally:
         con.stop()
     finish_run(con, result, as_json=as_json, quiet=quiet)

@@ -8,12 +8,13 @@ be redacted (see :class:`sluicegate.errors.Redactor`).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..errors import MIN_SECRET_CHARS, spellings
 
 TOKEN = re.compile(r"\$\{([^}]*)\}")
 
@@ -23,15 +24,6 @@ TOKEN = re.compile(r"\$\{([^}]*)\}")
 #: :func:`redact_secrets`, which knows them all.
 _RESOLVED_SECRETS: set[str] = set()
 REDACTED = "***"
-MIN_SECRET_CHARS = 8
-
-
-def spellings(value: str) -> set[str]:
-    """The forms a secret takes in output: as is, JSON-escaped (``"``, ``\\``, non-ASCII
-    as ``\\uXXXX``), and its repr — each must be redacted, not only the raw text."""
-    out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    out.add(repr(value)[1:-1])
-    return {s for s in out if len(s) >= MIN_SECRET_CHARS}
 
 
 SecretProvider = Callable[[str, str], "str | None"]

@@ -27,7 +27,7 @@ from ..compile.render import col
 from ..compile.rules import compile_rules
 from ..contract.loader import LoadedContract
 from ..contract.partitions import hive_partition_names
-from ..errors import LedgerError, SluiceError
+from ..errors import LedgerError
 from ..faults import checkpoint
 from ..report.events import Listener, Silent
 from ..workspace import (
@@ -149,14 +149,6 @@ def _run_locked(
                 ledger_error = exc
             if ctx.result is not None:  # nothing to do (an empty micro-batch)
                 return ctx.result
-    except SluiceError:
-        raise
-    except Exception:
-        # an engine error: if the contract itself fails on typed tables, say so (exit 2)
-        from .dryrun import check_on_empty
-
-        check_on_empty(loaded)
-        raise
     finally:
         engine.close()
     elapsed = time.perf_counter() - t0

@@ -241,7 +241,9 @@ def file_violations(binding: Any, read: dict[str, int]) -> list[dict]:
     for path in sorted(set(bound) | set(read)):
         want, got = bound.get(path, 0), read.get(path, 0)
         if path not in bound:
-            out.append({"check": "lineage", "detail": f"{got} records from a file not bound: {path}"})
+            out.append(
+                {"check": "lineage", "detail": f"{got} records from a file not bound: {path}"}
+            )
         elif want != got:
             out.append(
                 {"check": "lineage", "detail": f"{path}: bound {want} records, outputs hold {got}"}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sluicegate.dlq.recycle import recycle
 from sqlglot import exp
 
 from sluicegate.compile import dashboard

@@ -11,7 +11,6 @@ import json
 
 import duckdb
 import pytest
-from sluicegate.dlq.recycle import recycle
 
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.dlq.ledger import dlq_ledger
