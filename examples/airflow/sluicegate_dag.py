@@ -28,7 +28,11 @@ from airflow.exceptions import AirflowException, AirflowFailException
 
 CONTRACT = "/opt/pipelines/contracts/retail_sales.yml"  # adjust to your deployment
 SLUICEGATE = "sluicegate"  # the console script of the environment sluicegate is installed in
-RETRY_LATER = {4: "upstream not ready", 5: "another run of this contract is in progress"}
+RETRY_LATER = {
+    4: "upstream not ready",
+    5: "another run of this contract is in progress",
+    70: "sluicegate internal error (see the task log; retried in case the environment was the cause)",
+}
 
 
 @dag(

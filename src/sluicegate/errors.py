@@ -6,6 +6,7 @@ The CLI maps every :class:`SluiceError` to a message and an exit code in one pla
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 # Exit codes (DESIGN §8). Schedulers key on these; they are documented in docs/exit-codes.md.
@@ -15,6 +16,10 @@ EXIT_CONTRACT = 2
 EXIT_LEDGER = 3
 EXIT_NOT_READY = 4
 EXIT_LOCKED = 5
+#: sluicegate itself failed (a bug, or the environment broke under it: disk full, a
+#: read-only filesystem). Not "gate failed": schedulers may retry it and must alert.
+#: 70 is EX_SOFTWARE in sysexits.h.
+EXIT_INTERNAL = 70
 
 
 class SluiceError(Exception):
@@ -127,6 +132,17 @@ class LockedError(SluiceError):
     exit_code = EXIT_LOCKED
 
 
+MIN_SECRET_CHARS = 8
+
+
+def spellings(value: str) -> set[str]:
+    """The forms a secret takes in output: as is, JSON-escaped (``"``, ``\\``, non-ASCII
+    as ``\\uXXXX``), and its repr — each must be redacted, not only the raw text."""
+    out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    out.add(repr(value)[1:-1])
+    return {s for s in out if len(s) >= MIN_SECRET_CHARS}
+
+
 @dataclass
 class Redactor:
     """Replaces secret values with ``***`` wherever text leaves the library."""
@@ -134,7 +150,8 @@ class Redactor:
     secrets: set[str] = field(default_factory=set)
 
     def __call__(self, text: str) -> str:
-        for s in sorted(self.secrets, key=len, reverse=True):
+        every = {form for s in self.secrets for form in spellings(s)}
+        for s in sorted(every, key=len, reverse=True):
             if s:
                 text = text.replace(s, "***")
         return text

@@ -6,6 +6,8 @@ Both need the *real* code path, so the hook lives in the runner, not in a mock:
 
 * ``SLUICEGATE_FAULT=<point>`` — the process SIGKILLs itself on reaching ``<point>``
   (no ``finally`` blocks, no atexit: exactly what a crash or an OOM kill does).
+* ``SLUICEGATE_FAULT=<point>:raise`` — raise an unexpected ``RuntimeError`` there instead
+  (what a bug does: the CLI must answer exit 70, release the lock, print no traceback).
 * ``SLUICEGATE_PAUSE=<point>[:seconds]`` — sleep there (default 5 s); with
   ``SLUICEGATE_PAUSE_FILE=<path>`` the file is created first, so a test knows it arrived.
 
@@ -49,8 +51,11 @@ POINTS = (
 
 def checkpoint(point: str) -> None:
     """Crash or pause here if the environment asks for ``point``; otherwise nothing."""
-    if os.environ.get(FAULT_ENV) == point:
+    fault = os.environ.get(FAULT_ENV)
+    if fault == point:
         os.kill(os.getpid(), signal.SIGKILL)
+    if fault == f"{point}:raise":
+        raise RuntimeError(f"fault injected at {point}")
     pause = os.environ.get(PAUSE_ENV)
     if pause:
         name, _, seconds = pause.rpartition(":")

@@ -95,6 +95,9 @@ def ref_double(text: str, finite: bool = True):
         ("NaN", "DECIMAL(10,2)", None),
         ("1e3", "DOUBLE", 1000.0),
         ("1e400", "DOUBLE", None),  # overflow is not finite
+        ("1e-400", "DOUBLE", None),  # underflow is not 0.0: a type_mismatch too
+        ("-2.5e-999", "DOUBLE", None),
+        ("0e-999", "DOUBLE", 0.0),  # a zero mantissa is a true zero
         ("NaN", "DOUBLE", None),
         ("Infinity", "DOUBLE", None),
         ("true", "BOOLEAN", True),

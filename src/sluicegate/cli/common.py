@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 import sys
+import traceback
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import click
 
 from ..contract.tokens import redact_secrets
-from ..errors import SluiceError, UsageError
+from ..errors import EXIT_INTERNAL, SluiceError, UsageError
 from .console import CliConsole
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -51,8 +53,17 @@ def engine_option(help: str = "Engine (default: the contract's, else duckdb).") 
     return click.option("--engine", type=click.Choice(["duckdb", "spark"]), help=help)
 
 
+#: ``sluicegate --debug`` (or ``SLUICEGATE_DEBUG=1``): an internal error prints its traceback.
+DEBUG = {"on": os.environ.get("SLUICEGATE_DEBUG", "") not in ("", "0")}
+
+
 def handled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors → one redacted message and the documented exit code (no tracebacks)."""
+    """Library errors → one redacted message and the documented exit code (no tracebacks).
+
+    Anything else is sluicegate's own failure (a bug, or the environment breaking under
+    it): one line on stderr and exit 70 — never exit 1, which tells a scheduler "the gate
+    failed, do not retry". ``--debug`` adds the (redacted) traceback.
+    """
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -61,8 +72,28 @@ def handled(fn: Callable[..., Any]) -> Callable[..., Any]:
         except SluiceError as exc:
             CliConsole().error(redact_secrets(exc.render()))
             sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place an unexpected error lands
+            internal_error(exc)
 
     return wrapper
+
+
+def internal_error(exc: BaseException) -> None:
+    """Print one line for an unexpected error (the traceback with ``--debug``); exit 70."""
+    if DEBUG["on"]:
+        text = "".join(traceback.format_exception(exc))
+        print(redact_secrets(text), file=sys.stderr, end="")
+    detail = " ".join(str(exc).split())[:300] or "(no message)"
+    CliConsole().error(
+        redact_secrets(
+            f"internal error ({type(exc).__name__}): {detail} — nothing was published; "
+            + ("" if DEBUG["on"] else "rerun with --debug for the traceback and ")
+            + "report it"
+        )
+    )
+    sys.exit(EXIT_INTERNAL)
 
 
 def parse_vars(values: tuple[str, ...]) -> dict[str, str]:

@@ -11,6 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ..contract.tokens import redact_secrets
+
 
 class CliConsole:
     """Progress on stderr, results on stdout; plain text when not a terminal."""
@@ -60,12 +62,14 @@ class CliConsole:
     def line(self, text: str, style: str | None = None) -> None:
         if self.quiet:
             return
+        text = redact_secrets(text)  # an owner or a path may hold a secret
         if self.out.is_terminal and style:
             self.out.print(f"[{style}]{text}[/{style}]")
         else:
             print(text)
 
     def error(self, text: str) -> None:
+        text = redact_secrets(text)
         if sys.stderr.isatty():
             self.err.print(f"[red]error:[/red] {text}", markup=True, highlight=False)
         else:
@@ -75,6 +79,8 @@ class CliConsole:
         """A table: rich on a terminal, aligned plain text otherwise."""
         if self.quiet:
             return
+        title = redact_secrets(title)
+        rows = [[redact_secrets(str(v)) for v in r] for r in rows]
         if self.out.is_terminal:
             t = Table(title=title, title_justify="left")
             for c in columns:

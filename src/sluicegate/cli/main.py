@@ -15,8 +15,10 @@ import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
+from ..errors import SluiceError
 from .common import (
     CONTEXT,
+    DEBUG,
     contract_argument,
     engine_option,
     handled,
@@ -37,7 +39,12 @@ date_option = logical_date_option(
 
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="sluicegate")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="On an internal error (exit 70) print the traceback, not only its one line.",
+)
+def cli(debug: bool = False) -> None:
     """sluicegate — route every record to clean, quarantine or duplicates, and prove it.
 
     \b
@@ -48,8 +55,11 @@ def cli() -> None:
       sluicegate compile contract.yml -d spark print the SQL a run executes
 
     Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
-    3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
+    3 ledger violation, 4 upstream not ready, 5 another run holds the lock, 70 internal
+    error (a bug or a broken environment; --debug prints the traceback).
     """
+    if debug:
+        DEBUG["on"] = True
 
 
 @cli.command(context_settings=CONTEXT)
@@ -60,8 +70,10 @@ def cli() -> None:
 def validate(contract: str, variables: tuple[str, ...], logical_date: str | None) -> None:
     """Check CONTRACT: shape, types, rule SQL and column names. Exit 2 on any problem."""
     from ..compile.contract_check import load_contract
+    from ..run.dryrun import check_on_empty
 
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+    check_on_empty(loaded)  # every statement of a run, on empty typed tables
     c = loaded.contract
     CliConsole().line(
         f"{contract}: ok — contract '{c.name}', {len(c.source.columns)} columns, "
@@ -184,6 +196,15 @@ def run(
         result = run_contract(
             loaded, engine_name=engine, listener=con, engine_options=engine_options
         )
+    except SluiceError:
+        raise
+    except Exception:
+        # an engine error: when the contract itself fails on typed tables, that is the
+        # answer (exit 2, located); otherwise it stays an internal error (exit 70)
+        from ..run.dryrun import check_on_empty
+
+        check_on_empty(loaded)
+        raise
     finally:
         con.stop()
     finish_run(con, result, as_json=as_json, quiet=quiet)

@@ -92,7 +92,7 @@ def cast_text(text: exp.Expression, spec: ColumnSpec, dialect: str) -> exp.Expre
         return _guarded(text, DEC_RE, exp.TryCast(this=trimmed(text), to=target.copy()))
     if kind == "float":
         value = exp.TryCast(this=trimmed(text), to=target.copy())
-        finite = _guarded(text, FLOAT_RE, _finite_or_null(value))
+        finite = _guarded(text, FLOAT_RE, _finite_or_null(value, text))
         if spec.finite:
             return finite
         return exp.Case(
@@ -118,12 +118,20 @@ def _guarded(text: exp.Expression, pattern: str, value: exp.Expression) -> exp.E
     return exp.Case(ifs=[exp.If(this=matches(text, pattern), true=value)])
 
 
-def _finite_or_null(value: exp.Expression) -> exp.Expression:
-    """``value`` unless it overflowed to ±Infinity (``'1e400'``): then NULL, a mismatch."""
+#: A mantissa with a non-zero digit (the text before any exponent).
+NONZERO_MANTISSA_RE = r"^[^eE]*[1-9]"
+
+
+def _finite_or_null(value: exp.Expression, text: exp.Expression) -> exp.Expression:
+    """``value`` unless it overflowed to ±Infinity (``'1e400'``) or underflowed to zero
+    (``'1e-400'``: a non-zero mantissa read as 0.0): then NULL, a mismatch."""
     inf = exp.Cast(this=lit("Infinity"), to=exp.DataType.build("DOUBLE"))
-    return exp.Case(
-        ifs=[exp.If(this=exp.LT(this=exp.Abs(this=value.copy()), expression=inf), true=value)]
+    finite = exp.LT(this=exp.Abs(this=value.copy()), expression=inf)
+    underflow = exp.and_(
+        exp.EQ(this=value.copy(), expression=exp.Literal.number(0)),
+        matches(text, NONZERO_MANTISSA_RE),
     )
+    return exp.Case(ifs=[exp.If(this=exp.and_(finite, exp.not_(underflow)), true=value)])
 
 
 def _nonfinite(text: exp.Expression, target: exp.DataType) -> exp.Expression:

@@ -20,6 +20,7 @@ from ..contract.suggest import closest
 from ..contract.tokens import SecretProvider, env_secret_provider
 from ..errors import ContractError, ContractProblem
 from .model.checks import check_model
+from .output_names import check_output_names
 from .rules import RuleError, compile_rules
 
 
@@ -111,6 +112,7 @@ def check_contract(loaded: LoadedContract) -> None:
             add(("outputs", "partition_by", i), f"unknown column '{p}'", closest(p, visible))
     if len({c.outputs.clean, c.outputs.quarantine, c.outputs.duplicates, c.outputs.facts}) < 4:
         add(("outputs",), "clean, quarantine, duplicates and facts must be four different tables")
+    check_output_names(c, add)  # reserved and derived table names (compile/output_names.py)
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
     if problems:
         raise ContractError(str(loaded.path), problems)

@@ -8,6 +8,7 @@ CAST to its column type, so the statement means the same on DuckDB, Spark and Tr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -71,21 +72,34 @@ def _typed(value: Any, sql_type: str) -> exp.Expression:
     """A literal CAST to its column type (NULL too: engines disagree on untyped NULLs)."""
     if value is not None and not isinstance(value, bool | int | float | str):
         value = str(value)  # dates and datetimes: ISO text, cast by the engine
-    return exp.cast(lit(value), sql_type)
+    # the type is parsed once: DataType.build per cell was most of a 250-rule run's time
+    return exp.Cast(this=lit(value), to=_datatype(sql_type).copy())
+
+
+@functools.lru_cache(maxsize=64)
+def _datatype(sql_type: str) -> exp.DataType:
+    return exp.DataType.build(sql_type)
 
 
 def rows_select(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> exp.Query:
-    """``SELECT CAST(v AS t) AS c, … UNION ALL …`` — one typed row per mapping."""
+    """``SELECT _v._c0 AS c, … FROM (VALUES (CAST(v AS t), …), …) AS _v`` — one typed row
+    per mapping.
+
+    One flat VALUES list: a chain of ``UNION ALL`` (one link per fact, i.e. per rule)
+    deep-copied the whole chain at every link and nested as deep as there were rules, so a
+    320-rule contract spent 49 s building its facts and a bigger one hit Python's recursion
+    limit (benchmarks/many_rules.py).
+    """
     if not rows:
         return empty_select(columns)
-    selects = [
-        exp.select(*[exp.alias_(_typed(r.get(name), t), ident(name)) for name, t in columns])
-        for r in rows
-    ]
-    out: exp.Query = selects[0]
-    for s in selects[1:]:
-        out = exp.union(out, s, distinct=False)
-    return out
+    values = exp.values(
+        [tuple(_typed(r.get(name), t) for name, t in columns) for r in rows],
+        alias="_v",
+        columns=[f"_c{i}" for i in range(len(columns))],
+    )
+    return exp.select(
+        *[exp.alias_(col(f"_c{i}", "_v"), ident(name)) for i, (name, _t) in enumerate(columns)]
+    ).from_(values)
 
 
 def empty_select(columns: Sequence[tuple[str, str]]) -> exp.Select:

@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from ..contract.suggest import closest
+from . import functions
 from .render import col, ident
 
 NONDETERMINISTIC_CLASSES = tuple(
@@ -150,12 +151,35 @@ def parse_predicate(text: str, what: str = "expect") -> exp.Expression:
     return _parse_predicate(text, what).copy()
 
 
+#: Parentheses deeper than this are refused before parsing: the parser and every tree walk
+#: recurse, and 5,000 nested brackets exhausted Python's stack (a RecursionError).
+MAX_NESTING = 100
+MAX_PREDICATE_CHARS = 20_000
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]":
+            depth -= 1
+    return deepest
+
+
 @functools.lru_cache(maxsize=4096)
 def _parse_predicate(text: str, what: str) -> exp.Expression:
+    if len(text) > MAX_PREDICATE_CHARS:
+        raise RuleError(f"{what} is {len(text)} characters long; at most {MAX_PREDICATE_CHARS}")
+    if _nesting(text) > MAX_NESTING:
+        raise RuleError(f"{what} nests brackets more than {MAX_NESTING} deep; simplify it")
     try:
         statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
     except (ParseError, TokenError) as exc:
         raise RuleError(f"{what} is not valid SQL: {_first_line(exc)}") from None
+    except RecursionError:
+        raise RuleError(f"{what} is nested too deeply; simplify it") from None
     if not statements:
         raise RuleError(f"{what} is empty")
     if len(statements) > 1:
@@ -212,6 +236,15 @@ def check_expression(
             raise RuleError(
                 f"{what} may not contain a subquery other than "
                 "`col IN (SELECT key FROM <reference>)`"
+            )
+        if (
+            isinstance(node, exp.Func)
+            and not isinstance(node, exp.Exists)
+            and type(node).__name__ not in functions.ALLOWED
+        ):
+            raise RuleError(
+                f"{what} may not call {functions.describe(node)}(): only portable scalar "
+                "functions are allowed (docs/security.md lists them)"
             )
         if isinstance(node, exp.Star):
             raise RuleError(f"{what} may not use *")

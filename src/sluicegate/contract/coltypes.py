@@ -80,11 +80,27 @@ def parse_type(text: str) -> ColumnType:
     canonical = _CANONICAL.get(t)
     if kind == "decimal":
         params = [p.this.name for p in dt.expressions] or ["18", "3"]
+        _check_decimal(text, params)
         canonical = f"DECIMAL({','.join(params)})"
         dt = exp.DataType.build(canonical)
     else:
         dt = exp.DataType.build(canonical)
     return ColumnType(text=text, datatype=dt, kind=kind, canonical=canonical)
+
+
+MAX_DECIMAL_PRECISION = 38  # DuckDB's and Spark's limit
+
+
+def _check_decimal(text: str, params: list[str]) -> None:
+    """DECIMAL(p,s) with 1 <= p <= 38 and 0 <= s <= p, which both engines can hold."""
+    try:
+        p, s = int(params[0]), int(params[1]) if len(params) > 1 else 0
+    except ValueError:
+        raise UnknownTypeError(f"type '{text}': precision and scale must be numbers") from None
+    if len(params) > 2 or not 1 <= p <= MAX_DECIMAL_PRECISION or not 0 <= s <= p:
+        raise UnknownTypeError(
+            f"type '{text}': DECIMAL(p,s) needs 1 <= p <= {MAX_DECIMAL_PRECISION} and 0 <= s <= p"
+        )
 
 
 _CANONICAL = {

@@ -67,6 +67,35 @@ class LoadedContract:
         )
 
 
+MAX_CONTRACT_BYTES = 4 << 20
+
+
+def read_contract_text(path: Path) -> str:
+    """The file as UTF-8 text (a BOM is dropped); anything else is a located contract error."""
+    file = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONTRACT_BYTES:
+            raise ContractError.one(file, "", f"{size} bytes: a contract is at most 4 MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ContractError.one(file, "", f"cannot read the file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ContractError.one(
+            file,
+            "",
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "save the contract as UTF-8",
+            line=line,
+        ) from None
+    if "\x00" in text:
+        raise ContractError.one(file, "", "holds a NUL character: not a text file (UTF-16?)")
+    return text
+
+
 def format_path(key: tuple) -> str:
     out = ""
     for k in key:
@@ -102,7 +131,7 @@ def parse_contract(
     file = str(path)
     if not path.is_file():
         raise ContractError.one(file, "", "contract file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_contract_text(path)
     logical_date = logical_date or dt.datetime.now(dt.UTC).date().isoformat()
     try:
         dt.date.fromisoformat(logical_date)
@@ -208,7 +237,7 @@ def _merge_rules_file(
         problems.append(ContractProblem("rules_file", f"rules file '{rpath}' not found", line))
         return data, positions, None
     try:
-        rdata, rpos = load_with_positions(rpath.read_text(encoding="utf-8"))
+        rdata, rpos = load_with_positions(read_contract_text(rpath))
     except YamlSyntaxError as exc:
         problems.append(
             ContractProblem("rules_file", f"{rpath}:{exc.line}: not valid YAML: {exc}", line)
@@ -253,14 +282,14 @@ def _pydantic_problems(exc: ValidationError, positions: dict, data: dict) -> lis
         etype = err["type"]
         suggestion = None
         if etype == "extra_forbidden":
-            bad = str(loc[-1])
+            bad = str(loc[-1]) if loc else "?"
             valid = _valid_keys(Contract, loc[:-1], data)
             suggestion = closest(bad, valid)
             msg = f"unknown key '{bad}'"
             if valid:
                 msg += "; valid keys here: " + ", ".join(sorted(valid))
         elif etype == "missing":
-            msg = f"missing required key '{loc[-1]}'"
+            msg = f"missing required key '{loc[-1] if loc else '?'}'"
         else:
             msg = err["msg"]
             if msg.startswith("Value error, "):

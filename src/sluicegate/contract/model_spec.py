@@ -149,7 +149,7 @@ class Model(_Strict):
 
 
 def _is_ident(name: str) -> bool:
-    return re.match(SQL_IDENT, name) is not None
+    return re.fullmatch(SQL_IDENT, name) is not None
 
 
 def _is_table(name: str) -> bool:

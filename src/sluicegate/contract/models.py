@@ -119,6 +119,8 @@ class TableSource(Strict):
     format: Literal["ndjson", "csv", "parquet"] = "ndjson"
     columns: dict[str, ColumnSpec]
     csv: CsvOptions | None = None
+    # links are not followed by default; true reads links that stay inside the folder
+    follow_symlinks: bool = False
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -131,7 +133,7 @@ class TableSource(Strict):
         if not v:
             raise ValueError("declare at least one column")
         for name in v:
-            if not re.match(SQL_IDENT, name):
+            if not re.fullmatch(SQL_IDENT, name):  # fullmatch: '$' accepts 'a\n'
                 raise ValueError(f"column name '{name}' must be a plain identifier")
             if name.startswith("_"):
                 raise ValueError(f"column '{name}': names starting with _ are reserved")
@@ -154,7 +156,7 @@ class Source(TableSource):
     @classmethod
     def _partition_names(cls, v: list[str]) -> list[str]:
         for name in v:
-            if not re.match(SQL_IDENT, name) or name.startswith("_"):
+            if not re.fullmatch(SQL_IDENT, name) or name.startswith("_"):
                 raise ValueError(
                     f"partition '{name}' must be a plain identifier not starting with _"
                 )
@@ -225,8 +227,11 @@ class EngineSection(Strict):
     name: Literal["duckdb", "spark"] = "duckdb"
     master: str | None = None
     remote: str | None = None
-    memory_limit: str | None = None
-    threads: int | None = None
+    # validated here, not by the engine at run time: a bad value must fail `validate`
+    memory_limit: str | None = Field(
+        default=None, pattern=r"^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$", examples=["800MB", "4GB"]
+    )
+    threads: int | None = Field(default=None, ge=1, le=256)
     options: dict[str, str] = Field(default_factory=dict)
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import MIN_SECRET_CHARS, spellings
+
 TOKEN = re.compile(r"\$\{([^}]*)\}")
 
 #: Every secret value resolved in this process. Contract errors are redacted with the
@@ -22,6 +24,7 @@ TOKEN = re.compile(r"\$\{([^}]*)\}")
 #: :func:`redact_secrets`, which knows them all.
 _RESOLVED_SECRETS: set[str] = set()
 REDACTED = "***"
+
 
 SecretProvider = Callable[[str, str], "str | None"]
 
@@ -70,8 +73,14 @@ def substitute(text: str, ctx: TokenContext) -> str:
                     f"secret '{scope}/{key}' not found; set SLUICEGATE_SECRET_"
                     f"{re.sub(r'[^A-Za-z0-9]', '_', scope + '_' + key).upper()}"
                 )
+            if len(value) < MIN_SECRET_CHARS:
+                raise TokenError(
+                    f"secret '{scope}/{key}' is {len(value)} characters; at least "
+                    f"{MIN_SECRET_CHARS} are required (a short secret cannot be redacted "
+                    "without corrupting other text, and is guessable from what is redacted)"
+                )
             ctx.secrets_seen.add(value)
-            _RESOLVED_SECRETS.add(value)
+            _RESOLVED_SECRETS.update(spellings(value))
             return value
         if body in ctx.variables:
             return str(ctx.variables[body])

@@ -45,6 +45,13 @@ def _protect_tokens(text: str) -> tuple[str, dict[str, str]]:
     return _TOKEN.sub(keep, text), saved
 
 
+#: Nodes a contract may expand to. Aliases share one parsed node, but the plain copy
+#: expands every use: nine levels of nine aliases ("billion laughs") would need ~430M
+#: nodes. A real contract has a few thousand.
+MAX_NODES = 50_000
+MAX_DEPTH = 64
+
+
 def load_with_positions(text: str) -> tuple[Any, dict[Path, int]]:
     """Parse YAML text into plain dicts/lists and a ``path -> line`` map."""
     yaml = YAML(typ="rt")
@@ -55,8 +62,13 @@ def load_with_positions(text: str) -> tuple[Any, dict[Path, int]]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise YamlSyntaxError(str(exc.problem or exc), line) from None
+    except RecursionError:
+        raise YamlSyntaxError(f"nested deeper than {MAX_DEPTH} levels", None) from None
+    except Exception as exc:  # noqa: BLE001 - ruamel raises plain errors on odd input
+        raise YamlSyntaxError(f"{type(exc).__name__}: {exc}", None) from None
     positions: dict[Path, int] = {}
-    return _restore(_plain(doc, (), positions), saved), positions
+    budget = [MAX_NODES]
+    return _restore(_plain(doc, (), positions, budget), saved), positions
 
 
 def _restore(node: Any, saved: dict[str, str]) -> Any:
@@ -71,26 +83,41 @@ def _restore(node: Any, saved: dict[str, str]) -> Any:
     return node
 
 
-def _plain(node: Any, path: Path, positions: dict[Path, int]) -> Any:
+def _line(container: Any, key: Any, item: bool = False) -> int | None:
+    try:
+        line, _col = container.lc.item(key) if item else container.lc.key(key)
+        return line + 1
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+
+
+def _plain(node: Any, path: Path, positions: dict[Path, int], budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlSyntaxError(
+            f"the document expands to more than {MAX_NODES} values (YAML aliases reused "
+            "too often?); write the values out or use fewer aliases",
+            line_of(positions, path),
+        )
+    if len(path) > MAX_DEPTH:
+        raise YamlSyntaxError(f"nested deeper than {MAX_DEPTH} levels", line_of(positions, path))
     if isinstance(node, CommentedMap):
         out = {}
         for key, value in node.items():
-            try:
-                line, _col = node.lc.key(key)
-                positions[path + (str(key),)] = line + 1
-            except (KeyError, TypeError, AttributeError):
-                pass
-            out[str(key)] = _plain(value, path + (str(key),), positions)
+            line = _line(node, key)
+            if not isinstance(key, str):  # ~: x, 1: x, [a]: x — a contract key is text
+                raise YamlSyntaxError(f"key {key!r} is not text; quote it or remove it", line)
+            if line is not None:
+                positions[path + (key,)] = line
+            out[key] = _plain(value, path + (key,), positions, budget)
         return out
     if isinstance(node, CommentedSeq):
         out_list = []
         for i, value in enumerate(node):
-            try:
-                line, _col = node.lc.item(i)
-                positions[path + (i,)] = line + 1
-            except (KeyError, TypeError, AttributeError, IndexError):
-                pass
-            out_list.append(_plain(value, path + (i,), positions))
+            line = _line(node, i, item=True)
+            if line is not None:
+                positions[path + (i,)] = line
+            out_list.append(_plain(value, path + (i,), positions, budget))
         return out_list
     if node is None or isinstance(node, bool | int | float):
         return node

@@ -68,6 +68,17 @@ LINES_SCHEMA = pa.schema(
 )
 
 
+def exact_path(path: str) -> str:
+    """``path`` as a DuckDB file pattern that matches only itself.
+
+    DuckDB expands ``*``, ``?`` and ``[…]`` in every path it is given, even in a list of
+    exact files: ``[_]x.json`` would read ``_x.json`` (a file the binder skipped) instead.
+    Each wildcard becomes a one-character class (``[`` → ``[[]``), which matches only the
+    character itself; the ``filename`` DuckDB reports is still the real path.
+    """
+    return "".join(f"[{ch}]" if ch in "[*?" else ch for ch in path)
+
+
 def create_temp(table: str, query: exp.Expression) -> exp.Create:
     return exp.Create(
         this=exp.Table(this=exp.to_identifier(table, quoted=True)),
@@ -87,7 +98,7 @@ def load_lines(
         con.execute(render(create_temp(table, _NO_LINES)))
         return
     try:
-        con.execute(render(create_temp(table, _LINES)), [files])
+        con.execute(render(create_temp(table, _LINES)), [[exact_path(f) for f in files]])
         return
     except duckdb.InvalidInputException as exc:
         if "UTF-8" not in str(exc):
@@ -100,7 +111,9 @@ def load_lines(
     try:
         slow_select = exp.select("*").from_(exp.to_table(_SLOW_VIEW))
         query = exp.union(_LINES.copy(), slow_select, distinct=False) if good else slow_select
-        con.execute(render(create_temp(table, query)), [good] if good else [])
+        con.execute(
+            render(create_temp(table, query)), [[exact_path(f) for f in good]] if good else []
+        )
     finally:
         con.unregister(_SLOW_VIEW)
 
@@ -141,4 +154,4 @@ def load_parquet(
     if not files:
         con.execute(render(create_temp(table, _NO_PARQUET)))
         return
-    con.execute(render(create_temp(table, _PARQUET)), [files])
+    con.execute(render(create_temp(table, _PARQUET)), [[exact_path(f) for f in files]])

@@ -93,29 +93,39 @@ def list_files(loaded: LoadedContract, spec: TableSource, what: str) -> list[str
     matches nothing is an empty input. Sorted by absolute path (code point order, which is
     the byte order of ``_source_file`` in SQL).
     """
+    from .guards import check_file, check_root, walk_files
+
     raw = spec.path
     path = loaded.resolve_path(raw)
     text = str(path)
+    follow = getattr(spec, "follow_symlinks", False)
     if any(ch in raw for ch in "*?["):
         base = glob_root(text)
+        check_root(base, what)
         files = [
             p
             for p in glob.glob(text, recursive=True)
-            if os.path.isfile(p) and not any(_skipped(x) for x in _below(p, base))
+            if not os.path.isdir(p) and not any(_skipped(x) for x in _below(p, base))
         ]
     elif path.is_dir():
+        base = text
+        check_root(base, what)
         files = [
-            str(p)
-            for p in path.rglob("*")
-            if p.is_file() and not any(_skipped(x) for x in p.relative_to(path).parts)
+            p
+            for p in walk_files(text, what)
+            if not any(_skipped(x) for x in Path(p).relative_to(path).parts)
         ]
-    elif path.is_file():
+    elif path.exists() or path.is_symlink():
+        base = str(path.parent)
+        check_root(text, what)
         files = [text]
     else:
         raise InputError(
             f"{what} path '{raw}' does not exist (resolved to {text})",
             hint="check the path in the contract, or pass --var to point it elsewhere",
         )
+    for f in files:
+        check_file(f, base, what, follow_symlinks=follow)
     return sorted({os.path.abspath(f) for f in files})
 
 
@@ -197,16 +207,37 @@ def count_lines(data: bytes) -> tuple[int, int]:
     return counter.finish()
 
 
+def changed_since_bind(files: list[BoundFile]) -> list[str]:
+    """Bound files whose size or mtime differ now (or that are gone): a rewrite after the
+    bind would publish values the manifest's SHA-256 does not describe."""
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f.path)
+        except OSError:
+            out.append(f"{f.path} (gone)")
+            continue
+        if st.st_size != f.size or st.st_mtime != f.mtime:
+            out.append(f.path)
+    return out
+
+
 def bind_file(path: str, fmt: str, *, csv_header: bool = True) -> BoundFile:
     """Hash the file and count its records from the raw bytes."""
-    st = os.stat(path)
     h = hashlib.sha256()
     counter = LineCounter()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            h.update(chunk)
-            if fmt != "parquet":
-                counter.feed(chunk)
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(CHUNK), b""):
+                h.update(chunk)
+                if fmt != "parquet":
+                    counter.feed(chunk)
+    except OSError as exc:  # chmod 000, a file removed meanwhile: say so (exit 2)
+        raise InputError(
+            f"cannot read input file {path}: {exc.strerror}",
+            hint="give the user running sluicegate read permission, or remove the file",
+        ) from None
     if fmt == "parquet":
         records, blanks = parquet_rows(path), 0
     else:

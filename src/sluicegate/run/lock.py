@@ -206,5 +206,10 @@ class WriterLock:
         self.acquire(run_id)
         try:
             yield self
-        finally:
-            self.release()
+        except BaseException:
+            # the run's own error wins: a release that fails too (a filesystem turned
+            # read-only) must not hide it; a stale lock is taken over by the next run
+            with contextlib.suppress(Exception):
+                self.release()
+            raise
+        self.release()

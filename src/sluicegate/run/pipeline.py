@@ -92,8 +92,10 @@ def run_contract(
     Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
     missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
     """
+    from .guards import check_warehouse
     from .ready import check_ready
 
+    check_warehouse(str(Workspace(loaded).warehouse))
     check_ready(loaded)
     lock = WriterLock(Workspace(loaded).writer_lock, loaded.contract.name)
     with lock.hold():

@@ -31,10 +31,11 @@ from ..compile import outputs as out_c
 from ..dlq.inbox import merge_inbox
 from ..errors import LedgerError, LedgerViolation
 from ..faults import checkpoint
-from .bind import schema_fingerprint
+from .bind import changed_since_bind, schema_fingerprint
 from .facts import fact_rows, finish_facts, gate_levels
 from .gate import escalate
 from .model import finish_model, publish_model
+from .owners import claim_tables
 
 if TYPE_CHECKING:
     from ..engines import Engine
@@ -78,6 +79,7 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
         eng.begin()
         try:
             checkpoint("publish:begun")
+            claim_tables(eng, c, str(ctx.loaded.path), ctx.loaded.line("outputs"))
             for table, select in selects.items():
                 if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
                     merge_inbox(ctx, select)
@@ -112,6 +114,7 @@ def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
     o = ctx.contract.outputs
     written = {t: _count(eng, ledger_c.count_run(t, ctx.run_id)) for t in tables}
     overlaps = _count(eng, ledger_c.lineage_overlaps(tables, ctx.run_id))
+    read = {f: int(n) for f, n in eng.fetch(ledger_c.lineage_files(tables, ctx.run_id))}
     ledger = prove_ledger(
         raw=ctx.binding.raw_records,
         clean=written[o.clean],
@@ -119,6 +122,7 @@ def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
         duplicates=written[o.duplicates],
         overlaps=overlaps,
         computed=ctx.counts,
+        per_file=file_violations(ctx.binding, read) + changed_violations(ctx.binding),
     )
     ctx.counts["ledger"] = ledger
     previous = None
@@ -214,11 +218,51 @@ def _naive(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
 
 
+def changed_violations(binding: Any) -> list[dict]:
+    """Inputs rewritten between the bind and now (after every read): refuse, exit 3."""
+    changed = changed_since_bind(binding.files)
+    if not changed:
+        return []
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return [
+        {
+            "check": "input_changed",
+            "detail": "rewritten after the bind (size or mtime differ): "
+            + ", ".join(changed[:3])
+            + more,
+        }
+    ]
+
+
+def file_violations(binding: Any, read: dict[str, int]) -> list[dict]:
+    """The lineage's files must be the binding's files, each with its bound record count."""
+    bound = {f.path: f.records for f in binding.files if f.records}
+    out = []
+    for path in sorted(set(bound) | set(read)):
+        want, got = bound.get(path, 0), read.get(path, 0)
+        if path not in bound:
+            out.append(
+                {"check": "lineage", "detail": f"{got} records from a file not bound: {path}"}
+            )
+        elif want != got:
+            out.append(
+                {"check": "lineage", "detail": f"{path}: bound {want} records, outputs hold {got}"}
+            )
+    return out[:20]
+
+
 def prove_ledger(
-    *, raw: int, clean: int, quarantined: int, duplicates: int, overlaps: int, computed: dict
+    *,
+    raw: int,
+    clean: int,
+    quarantined: int,
+    duplicates: int,
+    overlaps: int,
+    computed: dict,
+    per_file: list[dict] | None = None,
 ) -> dict:
     """The ledger from read-back counts; every way it can fail is listed."""
-    violations = []
+    violations = list(per_file or [])
     total = clean + quarantined + duplicates
     if total != raw:
         violations.append(

@@ -25,6 +25,7 @@ from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from ...contract.suggest import closest
+from .. import functions
 from ..rules import NONDETERMINISTIC_CLASSES, NONDETERMINISTIC_NAMES
 
 READ_DIALECT = "duckdb"
@@ -61,6 +62,12 @@ def parse_mart(sql: str) -> exp.Query:
     q = statements[0]
     if not isinstance(q, exp.Query):
         raise MartError(f"must be a SELECT, not a {q.key.upper()} statement")
+    bad = functions.disallowed(q, functions.ALLOWED | functions.MART_ONLY)
+    if bad is not None:
+        raise MartError(
+            f"may not call {functions.describe(bad)}(): only portable scalar functions, "
+            "aggregates and ranking windows are allowed (docs/security.md)"
+        )
     for node in q.walk():
         if isinstance(node, NONDETERMINISTIC_CLASSES) or (
             isinstance(node, exp.Anonymous) and node.name.lower() in NONDETERMINISTIC_NAMES
