@@ -15,6 +15,7 @@ EXIT_CONTRACT = 2
 EXIT_LEDGER = 3
 EXIT_NOT_READY = 4
 EXIT_LOCKED = 5
+EXIT_SERVE = 6  # `sluicegate serve` could not load a target (a run's verdict never changes)
 
 
 class SluiceError(Exception):
@@ -125,6 +126,12 @@ class LockedError(SluiceError):
     """Another run of the same contract holds the writer lock."""
 
     exit_code = EXIT_LOCKED
+
+
+class ServeError(SluiceError):
+    """A serving target could not be loaded; nothing of the load is visible there."""
+
+    exit_code = EXIT_SERVE
 
 
 @dataclass

@@ -28,6 +28,7 @@ from .common import (
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .serve_cmd import serve_cmd
 from .watch_cmd import watch_cmd
 
 date_option = logical_date_option(
@@ -48,7 +49,8 @@ def cli() -> None:
       sluicegate compile contract.yml -d spark print the SQL a run executes
 
     Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
-    3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
+    3 ledger violation, 4 upstream not ready, 5 another run holds the lock,
+    6 a serve target could not be loaded (sluicegate serve).
     """
 
 
@@ -300,6 +302,7 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(watch_cmd)
+cli.add_command(serve_cmd)
 
 
 def main() -> None:

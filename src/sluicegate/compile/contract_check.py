@@ -21,6 +21,7 @@ from ..contract.tokens import SecretProvider, env_secret_provider
 from ..errors import ContractError, ContractProblem
 from .model.checks import check_model
 from .rules import RuleError, compile_rules
+from .serve_plan import check_serve
 
 
 def load_contract(
@@ -112,5 +113,7 @@ def check_contract(loaded: LoadedContract) -> None:
     if len({c.outputs.clean, c.outputs.quarantine, c.outputs.duplicates, c.outputs.facts}) < 4:
         add(("outputs",), "clean, quarantine, duplicates and facts must be four different tables")
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
+    check_serve(c, add)  # serve: section (compile/serve_plan.py)
+    check_serve(c, add)  # serve: section (compile/serve_plan.py)
     if problems:
         raise ContractError(str(loaded.path), problems)
