@@ -87,14 +87,16 @@ class PostgresServer:
         cmd = [str(BIN / args[0]), *args[1:]]
         return ["runuser", "-u", RUN_AS, "--", *cmd] if self._as_root else cmd
 
-    def _run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    def _run(
+        self, *args: str, timeout: float = 120, limited: bool = False
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
             self._cmd(*args),
             capture_output=True,
             text=True,
             timeout=timeout,
             cwd=self.root,
-            preexec_fn=self._limits if self.file_size_limit else None,
+            preexec_fn=self._limits if limited and self.file_size_limit else None,
         )
 
     def _limits(self) -> None:
@@ -120,6 +122,8 @@ class PostgresServer:
             "UTF8",
             "--no-sync",
             "--locale=C",
+            # 1 MB WAL segments: a file-size limit (disk-full tests) stays above them
+            *(["--wal-segsize=1"] if self.file_size_limit else []),
         )
         pwfile.unlink()
         if r.returncode != 0:
@@ -134,7 +138,7 @@ class PostgresServer:
         )
         r = self._run(
             "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60",
-            "start",
+            "start", limited=True,
         )  # fmt: skip
         if r.returncode != 0:
             raise RuntimeError(f"pg_ctl start failed: {r.stderr or r.stdout}\n{self.server_log()}")

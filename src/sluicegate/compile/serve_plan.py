@@ -63,7 +63,9 @@ class ServedTable:
         q = exp.select(exp.Star()).from_(exp.to_table(self.name))
         if self.kind == "facts":  # a target's own serve:<target> status is not served back
             q = q.where(exp.Not(this=exp.Like(this=col("check_id"), expression=lit("serve:%"))))
-        if self.scope and scope_values is not None:
+        if self.scope and scope_values is not None and not scope_values:
+            q = q.where(exp.false())  # no date to load: the shape only (creates the table)
+        elif self.scope and scope_values is not None:
             q = q.where(
                 exp.In(
                     this=exp.cast(col(self.scope), "VARCHAR"),

@@ -228,6 +228,8 @@ def _match(key: Sequence[str], a: str, b: str, *, null_safe: bool) -> exp.Expres
 def _scope(scope: str | None, values: Sequence[str] | None) -> exp.Expression | None:
     if scope is None or values is None:
         return None
+    if not values:
+        return exp.false()
     return exp.In(this=exp.cast(col(scope, "t"), "VARCHAR"), expressions=[lit(v) for v in values])
 
 

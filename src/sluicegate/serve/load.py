@@ -116,7 +116,8 @@ def serve_target(
             exc = ServeError(f"{label}: {exc}")
         if pg is not None:
             pg.rollback()
-        result.status, result.error = "fail", loaded.redactor(exc.render())
+        one_line = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+        result.status, result.error = "fail", loaded.redactor(one_line)
         result.tables = []  # rolled back: nothing of them is visible
     finally:
         if pg is not None:
@@ -147,18 +148,26 @@ def _load_table(
         if not scope_values and _exists(pg, schema, table.target):
             return load
     reader = engine.arrow_batches(table.query(loaded.contract, scope_values))
-    names = list(reader.schema.names)
-    wanted_types = [
-        (n, sq.pg_type(table.types.get(n) or sql_type_of(reader.schema.field(n).type), "duckdb"))
-        for n in names
-    ]
-    load.created, existing = _ensure_table(pg, schema, table, wanted_types)
-    stage = f"_sg_stage_{table.target}"
-    pg.execute(sq.drop_stage(stage), "DROP stage")
-    pg.execute(sq.create_stage(stage, schema, table.target), f"stage {table.target}")
-    arrow = {n: arrow_type_of_pg(t) for n, t in existing}
-    load.copied = pg.ingest(stage, conform(reader, arrow), f"COPY into {table.target}")
-    checkpoint(f"serve:copied:{table.target}")
+    try:  # a reader left open blocks the engine's next statement (DuckDB)
+        names = list(reader.schema.names)
+        wanted_types = [
+            (
+                n,
+                sq.pg_type(
+                    table.types.get(n) or sql_type_of(reader.schema.field(n).type), "duckdb"
+                ),
+            )
+            for n in names
+        ]
+        load.created, existing = _ensure_table(pg, schema, table, wanted_types)
+        stage = f"_sg_stage_{table.target}"
+        pg.execute(sq.drop_stage(stage), "DROP stage")
+        pg.execute(sq.create_stage(stage, schema, table.target), f"stage {table.target}")
+        arrow = {n: arrow_type_of_pg(t) for n, t in existing}
+        load.copied = pg.ingest(stage, conform(reader, arrow), f"COPY into {table.target}")
+        checkpoint(f"serve:copied:{table.target}")
+    finally:
+        reader.close()
     load.deleted = pg.execute(
         sq.delete_missing(
             schema, table.target, stage, table.key, names,
