@@ -162,6 +162,13 @@ class PostgresServer:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
+        # Nobody may reap the orphaned postmaster here (PID 1 of a micro-VM need not), and
+        # PostgreSQL takes a zombie's pid for a live server: drop the stale lock file, as a
+        # reboot would, so :meth:`start` recovers the crashed cluster.
+        if not _alive(pid):
+            (self.data / "postmaster.pid").unlink(missing_ok=True)
+            for lock in self.root.glob(".s.PGSQL.*"):
+                lock.unlink(missing_ok=True)
 
     def postmaster_pid(self) -> int | None:
         try:
