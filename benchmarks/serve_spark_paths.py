@@ -47,9 +47,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     from pyspark.sql import SparkSession
+    from tests.servers.postgres import PostgresServer
 
     from sluicegate.engines.postgres import PostgresTarget
-    from tests.servers.postgres import PostgresServer
 
     jar = next((REPO / ".jars" / "spark").glob("postgresql-*.jar"), None)
     if jar is None:
