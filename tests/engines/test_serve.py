@@ -275,6 +275,7 @@ def test_wrong_password_fails_the_fact_never_prints_it_and_serve_loads_later(
     fact = [f for f in metrics["facts"] if f["check_id"] == "serve:app_db"][0]
     assert fact["status"] == "fail", fact
     assert "password authentication failed" in fact["detail"]
+    assert "serve:app_db FAILED (the run's verdict stands)" in r.stderr  # shown even with --json
     leaked = [wrong in text for text in (r.stdout, r.stderr)]
     for p in root.rglob("*"):
         if p.is_file() and p.suffix in (".json", ".log", ""):

@@ -184,6 +184,6 @@ def render_serve_summary(con: CliConsole, serve: list[dict[str, Any]] | None) ->
             )
     con.table(
         "Served (PostgreSQL; written = inserted or changed rows)",
-        ["target", "table", "scope", "compared", "written", "deleted"],
+        ["target", "table", "scope", "copied", "written", "deleted"],
         rows,
     )

@@ -256,6 +256,13 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
         CliConsole().error(m.get("error") or "ledger violation")
     elif not quiet and not as_json:
         con.line("gate PASS", "green")
+    for t in m.get("serve") or []:  # a failed serve never changes the exit code
+        if t["status"] != "pass":
+            CliConsole().notice(
+                redact_secrets(
+                    f"serve:{t['target']} FAILED (the run's verdict stands): {t['error']}"
+                )
+            )
     sys.exit(result.exit_code)
 
 
