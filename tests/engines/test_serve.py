@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import run_cli

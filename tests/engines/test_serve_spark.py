@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.pipeline import run_contract
 from tests.engines.test_serve import SECRET_ENV, TABLES, pg_url, project, rows, served_counts
 

@@ -9,8 +9,8 @@ import pytest
 from sqlglot.errors import ErrorLevel
 
 from sluicegate.compile import serve_sql as sq
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.serve_plan import target_tables
-from sluicegate.contract.loader import load_contract
 from sluicegate.contract.serve_spec import redacted_url
 from sluicegate.errors import ContractError
 from tests.unit.test_model_contract import BASE, MODEL

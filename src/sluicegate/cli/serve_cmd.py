@@ -52,7 +52,7 @@ def serve_cmd(
     rewritten. Exit 0 when every target loaded, 6 when one failed (nothing of that
     target's load is visible), 2 for a contract or usage error.
     """
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
     from ..contract.suggest import closest
     from ..run.serve_cli import serve_published
 

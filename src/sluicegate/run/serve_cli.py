@@ -7,7 +7,6 @@ facts under the run served: ``--run ID`` or else the latest published run.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sqlglot import exp
@@ -15,9 +14,9 @@ from sqlglot import exp
 from ..compile.facts import RUNS_TABLE
 from ..compile.render import col, lit
 from ..contract.loader import LoadedContract
-from ..engines import open_engine
 from ..errors import UsageError
 from ..serve import TargetResult, serve
+from ..workspace import Access, Workspace, open_engine_for
 from .serve_step import record_serve_facts
 
 
@@ -30,29 +29,12 @@ def serve_published(
 ) -> tuple[str, list[TargetResult]]:
     """Serve the warehouse's published tables; return the run the facts belong to."""
     from .lock import WriterLock
-    from .metrics import lock_path
-    from .pipeline import PUBLISH_WAIT_SECONDS, warehouse_path
 
-    path = warehouse_path(loaded)
-    if not os.path.exists(path):
-        raise UsageError(
-            f"no warehouse at {path} yet, so nothing to serve",
-            hint="run the contract first: sluicegate run CONTRACT",
-        )
-    name = engine_name or loaded.contract.engine.name
-    cfg = loaded.contract.engine
-    options: dict[str, Any]
-    if name == "duckdb":
-        options = {"staging": True, "wait_seconds": PUBLISH_WAIT_SECONDS}
-    else:
-        options = {
-            "contract_master": cfg.master,
-            "contract_remote": cfg.remote,
-            "options": cfg.options or None,
-        }
-    lock = WriterLock(lock_path(loaded), loaded.contract.name)
+    workspace = Workspace(loaded)
+    workspace.require("published run to serve")
+    lock = WriterLock(workspace.writer_lock, loaded.contract.name)
     with lock.hold():
-        eng = open_engine(name, path, **{k: v for k, v in options.items() if v is not None})
+        eng = open_engine_for(loaded, Access.RUN, engine=engine_name)
         try:
             served_run, day = _run_of(eng, loaded, run_id)
             results = serve(eng, loaded, run_id=run_id, targets=targets)

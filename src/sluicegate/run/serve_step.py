@@ -22,7 +22,7 @@ from .facts import Fact
 from .gate import canonical
 
 if TYPE_CHECKING:
-    from .pipeline import RunContext
+    from .state import RunContext
 
 SERVE_CHECK_VERSION = 1
 
@@ -55,8 +55,8 @@ def serve_fact(owner: str | None, result: TargetResult) -> Fact:
 
 def stage_serve(ctx: RunContext) -> None:
     """Serve every target; add the facts to the run and MERGE them into the facts table."""
-    if not ctx.contract.serve:
-        return
+    if not ctx.contract.serve or (ctx.counts.get("ledger") or {}).get("violations"):
+        return  # nothing to serve, or nothing was published (a ledger violation)
     results = serve(ctx.engine, ctx.loaded)
     ctx.counts["serve"] = [r.as_dict() for r in results]
     try:

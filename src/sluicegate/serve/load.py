@@ -31,7 +31,7 @@ from ..contract.loader import LoadedContract
 from ..contract.serve_spec import ServeTarget, redacted_url
 from ..engines import Engine
 from ..errors import ServeError
-from ..run.faults import checkpoint
+from ..faults import checkpoint
 from .arrow_types import arrow_type_of_pg, conform, sql_type_of
 
 
