@@ -30,7 +30,7 @@ from tests.conftest import run_cli
 from tests.engines.test_model_retail import CONTRACT
 from tests.servers.postgres import PostgresServer, free_port
 
-pytestmark = pytest.mark.duckdb
+pytestmark = [pytest.mark.duckdb, pytest.mark.slow]  # a real PostgreSQL; ~1-5 min in all
 
 DAY, DAY2 = "2024-12-31", "2025-01-01"
 TABLES = ["dim_customer", "fct_sales", "mart_monthly_revenue", "quality_facts", "dlq_summary"]
