@@ -603,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sluicegate-bin", type=Path, default=_default_sluicegate_bin())
     ap.add_argument("--results", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--no-compile-check", action="store_true")
+    ap.add_argument("--no-serve-check", action="store_true", help="skip the PostgreSQL serve row")
     ap.add_argument(
         "--timeout",
         type=float,
@@ -630,6 +631,12 @@ def main(argv: list[str] | None = None) -> int:
             run_pipeline(p, feed, expected, args.runs, args.wait_quiet, args.timeout or None)
         )
     compile_rec = None if args.no_compile_check else compile_check(args.sluicegate_bin)
+    serve_rec = None
+    if not args.no_serve_check:  # the retail run with a serve: target (serve_bench.py)
+        from serve_bench import serve_check
+
+        print("serve check: one run that serves into PostgreSQL", flush=True)
+        serve_rec = serve_check(args.sluicegate_bin, args.contract, feed, expected)
 
     stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     args.results.parent.mkdir(parents=True, exist_ok=True)
@@ -656,6 +663,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         if compile_rec is not None:
             f.write(json.dumps({"at": stamp, **compile_rec}) + "\n")
+        if serve_rec is not None:
+            f.write(json.dumps({"at": stamp, "scale": args.scale, **serve_rec}) + "\n")
 
     print()
     print(table(results + skipped))
@@ -667,8 +676,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"\ncompile check: sluicegate compile, {compile_rec['rules']} rules, duckdb: "
                 f"{compile_rec['wall_s']:.2f} s (whole process)"
             )
+    if serve_rec is not None:
+        from serve_bench import describe
+
+        print("\n" + describe(serve_rec))
     print(f"\nresults appended to {args.results}")
     wrong = [r.pipeline for r in results if not r.correct]
+    if serve_rec is not None and "skipped" not in serve_rec and not serve_rec["correct"]:
+        wrong.append("serve")
     if wrong:
         print(f"GROUND TRUTH NOT MET by: {', '.join(wrong)}", file=sys.stderr)
         return 1

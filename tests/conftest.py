@@ -75,3 +75,13 @@ def spark():
     )
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL 15 server for the whole test run (tests/servers/postgres.py),
+    started on a free loopback port when a test first asks, stopped and removed at the end."""
+    from tests.servers.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server

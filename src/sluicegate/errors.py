@@ -20,6 +20,7 @@ EXIT_LOCKED = 5
 #: read-only filesystem). Not "gate failed": schedulers may retry it and must alert.
 #: 70 is EX_SOFTWARE in sysexits.h.
 EXIT_INTERNAL = 70
+EXIT_SERVE = 6  # `sluicegate serve` could not load a target (a run's verdict never changes)
 
 
 class SluiceError(Exception):
@@ -141,6 +142,12 @@ def spellings(value: str) -> set[str]:
     out = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
     out.add(repr(value)[1:-1])
     return {s for s in out if len(s) >= MIN_SECRET_CHARS}
+
+
+class ServeError(SluiceError):
+    """A serving target could not be loaded; nothing of the load is visible there."""
+
+    exit_code = EXIT_SERVE
 
 
 @dataclass

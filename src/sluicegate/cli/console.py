@@ -131,6 +131,7 @@ def render_run_summary(con: CliConsole, m: dict[str, Any]) -> None:
     if rule_rows:
         con.table("Rules", ["rule", "failed", "share", "on_fail", "owner"], rule_rows)
     render_model_summary(con, m.get("model"))
+    render_serve_summary(con, m.get("serve"))
     gate = m.get("gate") or {}
     con.table(
         "Gate",
@@ -171,3 +172,24 @@ def render_model_summary(con: CliConsole, model: dict[str, Any] | None) -> None:
     for name, n in (model.get("marts") or {}).items():
         rows.append([name, "mart", f"{n} rows"])
     con.table("Star schema", ["table", "kind", "rows"], rows)
+
+
+def render_serve_summary(con: CliConsole, serve: list[dict[str, Any]] | None) -> None:
+    """What each serve: target received (run/serve_step.py), or why it did not."""
+    if not serve:
+        return
+    rows: list[list[Any]] = []
+    for t in serve:
+        if t["status"] != "pass":
+            rows.append([t["target"], "—", "FAILED", "", "", ""])
+            continue
+        for tb in t["tables"]:
+            scope = "all" if tb["scope"] is None else ",".join(tb["scope"]) or "(up to date)"
+            rows.append(
+                [t["target"], tb["target"], scope, tb["copied"], tb["written"], tb["deleted"]]
+            )
+    con.table(
+        "Served (PostgreSQL; written = inserted or changed rows)",
+        ["target", "table", "scope", "copied", "written", "deleted"],
+        rows,
+    )

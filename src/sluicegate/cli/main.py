@@ -30,6 +30,7 @@ from .common import (
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .serve_cmd import serve_cmd
 from .watch_cmd import watch_cmd
 
 date_option = logical_date_option(
@@ -55,8 +56,9 @@ def cli(debug: bool = False) -> None:
       sluicegate compile contract.yml -d spark print the SQL a run executes
 
     Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
-    3 ledger violation, 4 upstream not ready, 5 another run holds the lock, 70 internal
-    error (a bug or a broken environment; --debug prints the traceback).
+    3 ledger violation, 4 upstream not ready, 5 another run holds the lock, 6 a serve
+    target could not be loaded (sluicegate serve), 70 internal error (a bug or a broken
+    environment; --debug prints the traceback).
     """
     if debug:
         DEBUG["on"] = True
@@ -275,6 +277,13 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
         CliConsole().error(m.get("error") or "ledger violation")
     elif not quiet and not as_json:
         con.line("gate PASS", "green")
+    for t in m.get("serve") or []:  # a failed serve never changes the exit code
+        if t["status"] != "pass":
+            CliConsole().notice(
+                redact_secrets(
+                    f"serve:{t['target']} FAILED (the run's verdict stands): {t['error']}"
+                )
+            )
     sys.exit(result.exit_code)
 
 
@@ -321,6 +330,7 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(watch_cmd)
+cli.add_command(serve_cmd)
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from ..errors import ContractError, ContractProblem
 from .model.checks import check_model
 from .output_names import check_output_names
 from .rules import RuleError, compile_rules
+from .serve_plan import check_serve
 
 
 def load_contract(
@@ -114,5 +115,7 @@ def check_contract(loaded: LoadedContract) -> None:
         add(("outputs",), "clean, quarantine, duplicates and facts must be four different tables")
     check_output_names(c, add)  # reserved and derived table names (compile/output_names.py)
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
+    check_serve(c, add)  # serve: section (compile/serve_plan.py)
+    check_serve(c, add)  # serve: section (compile/serve_plan.py)
     if problems:
         raise ContractError(str(loaded.path), problems)

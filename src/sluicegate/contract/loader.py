@@ -316,14 +316,16 @@ def _valid_keys(model: type[BaseModel], loc: tuple, data: Any) -> list[str]:
             current = current.model  # ``part`` is a user-chosen name (a column, a reference)
             continue
         if isinstance(current, type) and issubclass(current, BaseModel):
-            f = current.model_fields.get(part)
+            f = current.model_fields.get(part) or next(
+                (f for f in current.model_fields.values() if f.alias == part), None
+            )
             if f is None:
                 return []
             current = _inner_model(f.annotation)
         else:
             return []
     if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
+        return [f.alias or n for n, f in current.model_fields.items()]  # as written in YAML
     return []
 
 

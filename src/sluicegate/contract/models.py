@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .coltypes import ColumnType, UnknownTypeError, parse_type
 from .formats import FormatError, check_format
 from .model_spec import Model
+from .serve_spec import ServeTarget
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
 SQL_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -250,7 +251,7 @@ class Contract(Strict):
     gate: Gate = Field(default_factory=Gate)
     outputs: Outputs
     model: Model | None = None  # model_spec.py: dimensions, facts, marts
-    serve: dict[str, Any] | None = None
+    serve: list[ServeTarget] | None = None  # serve_spec.py: PostgreSQL targets
 
     @field_validator("engine", mode="before")
     @classmethod

@@ -157,6 +157,12 @@ class Engine(ABC):
         """
         raise NotImplementedError(f"the {self.name} engine cannot export Parquet yet")
 
+    # -- serving (serve/load.py) ------------------------------------------------------------
+    def arrow_batches(self, query: exp.Expression, batch_rows: int = 122_880) -> Any:
+        """The rows of ``query`` as a ``pyarrow.RecordBatchReader`` (what serving streams
+        into PostgreSQL's COPY: every engine hands the same loader the same Arrow batches)."""
+        raise NotImplementedError(f"the {self.name} engine cannot hand out Arrow batches")
+
     def render(self, statement: exp.Expression) -> str:
         from ..compile.render import render
 

@@ -100,6 +100,10 @@ class DuckDBEngine(Engine):
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
+    def arrow_batches(self, query: exp.Expression, batch_rows: int = 122_880) -> Any:
+        """Stream ``query`` as Arrow record batches (nothing is materialized twice)."""
+        return self.con.sql(self._sql(query)).to_arrow_reader(batch_rows)
+
     # -- inputs ----------------------------------------------------------------
     def load_lines(self, files: Sequence[str], table: str) -> None:
         """The lines relation of ``files`` (engines/duckdb_inputs.py: fast path + UTF-8 rescue)."""
@@ -123,7 +127,7 @@ class DuckDBEngine(Engine):
         return bool(
             self.con.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
-            ).fetchone()[0]
+            ).fetchall()[0][0]  # fetchall: a half-read result blocks the next sql()
         )
 
     def columns(self, table: str) -> list[tuple[str, str]]:

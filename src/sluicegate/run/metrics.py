@@ -83,6 +83,7 @@ def build_metrics(
         "clean_published": counts.get("clean_published", 0),
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
         "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
+        "serve": counts.get("serve"),  # one entry per serve: target (run/serve_step.py)
         "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,

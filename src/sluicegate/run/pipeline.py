@@ -1,7 +1,7 @@
 """One run, stage by stage (DESIGN §4): ready → lock → open → stages → metrics.
 
 The stages (:data:`STAGES`, in run order: bind, compile, references, read, dedupe,
-route, model, check, publish) are small functions of the :class:`~.state.RunContext`;
+route, model, check, publish, serve) are small functions of the :class:`~.state.RunContext`;
 timings and counts land in the run metrics. Batch and micro-batch differ only in the
 context's mode object (run/modes.py, run/incremental.py). Intermediate relations are TEMP
 tables on the engine; only ``publish`` touches the warehouse's durable tables, inside one
@@ -43,6 +43,7 @@ from .lock import WriterLock
 from .model import prepare_model
 from .modes import mode_of
 from .publish import publish
+from .serve_step import stage_serve
 from .state import (
     REF_LINES_PREFIX,
     REF_PREFIX,
@@ -427,4 +428,5 @@ STAGES: tuple[Callable[[RunContext], None], ...] = (
     stage_model,
     stage_check,
     stage_publish,
+    stage_serve,  # run/serve_step.py: after the publish, each serve: target (DESIGN §4.7)
 )

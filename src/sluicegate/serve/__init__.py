@@ -1,0 +1,7 @@
+"""Serving: load what a run published into PostgreSQL (DESIGN §11, docs/serving.md)."""
+
+from __future__ import annotations
+
+from .load import TableLoad, TargetResult, serve, serve_target
+
+__all__ = ["TableLoad", "TargetResult", "serve", "serve_target"]
