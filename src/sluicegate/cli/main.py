@@ -28,6 +28,7 @@ from .common import (
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .schema_cmd import schema_cmd
 from .watch_cmd import watch_cmd
 
 date_option = logical_date_option(
@@ -300,6 +301,7 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(watch_cmd)
+cli.add_command(schema_cmd)
 
 
 def main() -> None:

@@ -125,6 +125,11 @@ class TableSource(Strict):
     def _shorthand(cls, v: Any) -> Any:
         return _columns_shorthand(v)
 
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format_any_case(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v  # CSV, Parquet: like type names
+
     @field_validator("columns")
     @classmethod
     def _column_names(cls, v: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
