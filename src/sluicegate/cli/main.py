@@ -15,6 +15,7 @@ import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
+from .authoring_cmd import init_cmd
 from .common import (
     CONTEXT,
     contract_argument,
@@ -302,6 +303,7 @@ cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(watch_cmd)
 cli.add_command(schema_cmd)
+cli.add_command(init_cmd)
 
 
 def main() -> None:
