@@ -75,3 +75,84 @@ def init_cmd(
     con.line(f"wrote {r.path}: {r.columns} columns, {r.rules} suggested rules{key}")
     con.line(f"trial run on the data: {r.trial}; gate {r.status.upper()}")
     con.line(f"next: review the comments, then  sluicegate run {r.path.name}")
+
+
+@click.group("export", context_settings=CONTEXT)
+def export_group() -> None:
+    """Write a contract in another standard's format."""
+
+
+@export_group.command("odcs", context_settings=CONTEXT)
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a contract variable (for validation; tokens are exported as written).",
+)
+@handled
+def export_odcs_cmd(contract: str, out: str | None, variables: tuple[str, ...]) -> None:
+    """Export CONTRACT as an Open Data Contract Standard (v3) document.
+
+    Columns, types, required, owner, freshness and rules (as SQL checks) use ODCS's own
+    fields; what ODCS cannot carry (gate, dedupe, outputs, model, formats…) goes into
+    customProperties named sluicegate.*, so `import odcs` gives the contract back.
+    """
+    from pathlib import Path
+
+    from ..interop.odcs_export import export_odcs
+    from .common import parse_vars
+
+    text = export_odcs(contract, parse_vars(variables))
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+    CliConsole().line(f"wrote {out}")
+
+
+@click.group("import", context_settings=CONTEXT)
+def import_group() -> None:
+    """Read a contract written in another standard's format."""
+
+
+@import_group.command("odcs", context_settings=CONTEXT)
+@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.option(
+    "--out", type=click.Path(dir_okay=False), help="Write the contract to FILE (default: stdout)."
+)
+@click.option(
+    "--source",
+    "source",
+    metavar="NAME",
+    help="The schema object to read as the feed (default: the first).",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing --out file.")
+@handled
+def import_odcs_cmd(file: str, out: str | None, source: str | None, force: bool) -> None:
+    """Import an Open Data Contract Standard (v3) FILE as a sluicegate contract.
+
+    Every part of the document that has no sluicegate equivalent is listed on stderr and
+    at the top of the contract, never dropped silently.
+    """
+    from pathlib import Path
+
+    from ..errors import UsageError
+    from ..interop.odcs_import import import_odcs
+
+    imported = import_odcs(file, source)
+    text = imported.to_yaml(Path(file).name)
+    con = CliConsole()
+    for note in imported.notes:
+        con.notice(note)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if Path(out).exists() and not force:
+        raise UsageError(f"{out} exists", hint="pass --force to overwrite it")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+    con.line(f"wrote {out} ({len(imported.notes)} parts not imported, listed at its top)")

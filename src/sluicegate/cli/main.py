@@ -15,7 +15,7 @@ import click
 
 from .. import __version__
 from ..contract.tokens import redact_secrets
-from .authoring_cmd import init_cmd
+from .authoring_cmd import export_group, import_group, init_cmd
 from .common import (
     CONTEXT,
     contract_argument,
@@ -304,6 +304,8 @@ cli.add_command(facts)
 cli.add_command(watch_cmd)
 cli.add_command(schema_cmd)
 cli.add_command(init_cmd)
+cli.add_command(export_group)
+cli.add_command(import_group)
 
 
 def main() -> None:

@@ -33,5 +33,6 @@ def schema_cmd(out: str | None) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(text, encoding="utf-8")
     CliConsole().line(f"wrote {out}")
