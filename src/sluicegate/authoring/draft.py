@@ -226,6 +226,7 @@ class Draft:
     warehouse: str
     gate: tuple[float, float] = (0.01, 0.05)
     gate_evidence: str = ""
+    file: str = "contract.yml"  # the draft's file name, for the commands in its header
 
 
 def yaml_str(s: str) -> str:
@@ -277,7 +278,7 @@ def render(d: Draft) -> str:
         f"# {d.origin}: {n(d.records)} records, {n(d.corrupt)} of them corrupt (quarantined as",
         "# corrupt_record; they took no part in the profile).",
         "# Every type and rule below says what it is based on: review them, then",
-        f"#   sluicegate validate {d.name}.yml && sluicegate run {d.name}.yml",
+        f"#   sluicegate validate {d.file} && sluicegate run {d.file}",
         "# Editor help: `sluicegate schema --out contract.schema.json`, then make this the first line:",
         "#   # yaml-language-server: $schema=contract.schema.json",
     ]

@@ -101,6 +101,7 @@ def init_contract(
     finally:
         engine.close()
     draft.warehouse = f"./{name}.duckdb"
+    draft.file = out_path.name
     out_path.write_text(render(draft), encoding="utf-8")
     status, trial, share = _trial_run(out_path)
     draft.gate = gate_bands(share)

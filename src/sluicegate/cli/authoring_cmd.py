@@ -71,10 +71,14 @@ def init_cmd(
     r = init_contract(
         name, source, references=_references(references), out=out, fmt=fmt, force=force
     )
+    import os
+
     key = f", dedupe key {r.key}" if r.key else ""
-    con.line(f"wrote {r.path}: {r.columns} columns, {r.rules} suggested rules{key}")
+    shown = os.path.relpath(r.path)
+    shown = str(r.path) if shown.startswith("..") else shown
+    con.line(f"wrote {shown}: {r.columns} columns, {r.rules} suggested rules{key}")
     con.line(f"trial run on the data: {r.trial}; gate {r.status.upper()}")
-    con.line(f"next: review the comments, then  sluicegate run {r.path.name}")
+    con.line(f"next: review the comments, then  sluicegate run {shown}")
 
 
 @click.group("export", context_settings=CONTEXT)

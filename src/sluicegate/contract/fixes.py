@@ -31,6 +31,8 @@ def explain(err: dict[str, Any]) -> tuple[str, str | None] | None:
     etype = err["type"]
     value = err.get("input")
     key = next((str(k) for k in reversed(err["loc"]) if isinstance(k, str)), "")
+    if etype == "value_error" and "valid types" in err.get("msg", ""):
+        return err["msg"].removeprefix("Value error, "), None  # it names the choices already
     if etype == "list_type" and isinstance(value, str | int | float):
         fixed = f"[{value}]"
         return f"must be a list: write {key}: {fixed}", None
