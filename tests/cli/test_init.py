@@ -183,3 +183,36 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path):
     assert r.returncode == 2 and "sluicegate init my_feed" in r.stderr
     r = run_cli("init", "x", "--from", "missing/*.csv", "--force", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_init_on_parquet_types_from_values_and_no_zero_quarantine(tmp_path):
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 500
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(range(n), pa.int64()),
+                "price": pa.array([None if i == 3 else i * 1.25 for i in range(n)], pa.float64()),
+                "ts": pa.array(
+                    [dt.datetime(2024, 1, 1, 0, 0, i % 60) for i in range(n)], pa.timestamp("us")
+                ),
+                "flag": pa.array([i % 2 == 0 for i in range(n)]),
+            }
+        ),
+        tmp_path / "t.parquet",
+    )
+    r = run_cli("init", "events", "--from", "t.parquet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    c = load_contract(tmp_path / "events.yml").contract
+    cols = {k: v.parsed.canonical for k, v in c.source.columns.items()}
+    assert cols == {"id": "INTEGER", "price": "DECIMAL(10,2)", "ts": "TIMESTAMP", "flag": "BOOLEAN"}
+    expects = {rule.name: rule.expect for rule in c.rules}
+    # price has a 0 and no negative: >= 0, not > 0 (which would quarantine the zero)
+    assert expects["price_non_negative"] == "price IS NULL OR price >= 0"
+    assert "id_positive" not in expects and c.dedupe.key == ["id"]  # a key gets no sign rule
+    m = _run(tmp_path / "events.yml")
+    assert m["ledger"]["quarantined"] == 1  # the NULL price, named by its rule

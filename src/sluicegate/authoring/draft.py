@@ -142,10 +142,10 @@ def sign_rule(name: str, stats: dict[str, Any]) -> Suggestion | None:
         return None
     c = sql_column(name)
     rng = f"min {stats['min']}, max {stats['max']}"
-    for count, op, word in (
-        (stats["positive"], ">", "positive"),
-        (stats["non_negative"], ">=", "non_negative"),
-    ):
+    options = [(stats["positive"], ">", "positive"), (stats["non_negative"], ">=", "non_negative")]
+    if stats["non_negative"] == total:  # no negative at all: never quarantine the zeros
+        options = options[:1] if stats["positive"] == total else options[1:]
+    for count, op, word in options:
         if count >= SIGN_SHARE * total:
             bad = total - count
             tail = "" if not bad else f"; {n(bad)} would be quarantined"

@@ -153,7 +153,7 @@ def _draft(
         ):
             if s:
                 rules.append(s)
-        if c.kind in ("integer", "decimal", "float"):
+        if c.kind in ("integer", "decimal", "float") and (key is None or p.name != key.name):
             s = sign_rule(p.name, value_stats(engine, "_sg_init_src", p.name, _spec(c)))
             if s:
                 rules.append(s)
