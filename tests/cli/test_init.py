@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from tests.conftest import run_cli
 
 pytestmark = [pytest.mark.duckdb, pytest.mark.slow]

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.interop.odcs_export import export_odcs
 from sluicegate.interop.odcs_import import import_odcs
 from tests.conftest import REPO, run_cli, write

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from tests.conftest import REPO, copy_orders_example, run_cli
 
 pytestmark = pytest.mark.duckdb

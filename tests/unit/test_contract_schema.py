@@ -132,7 +132,7 @@ def test_tokens_and_shorthands_are_accepted(validator, change):
 
 @pytest.mark.parametrize("fmt", ["csv", "CSV", "Csv", "NDJSON", "parquet"])
 def test_format_is_case_insensitive_in_schema_and_loader(validator, tmp_path, fmt):
-    from sluicegate.contract.loader import load_contract
+    from sluicegate.compile.contract_check import load_contract
 
     text = MINIMAL.replace("format: csv", f"format: {fmt}")
     assert errors(validator, text) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.errors import ContractError
 
 BASE = """\

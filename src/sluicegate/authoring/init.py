@@ -110,7 +110,7 @@ def init_contract(
         "warn above 1.5x, fail above 3x; tighten as the feed improves"
     )
     out_path.write_text(render(draft), encoding="utf-8")
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
 
     load_contract(out_path)  # the written draft validates (bands only moved up: same run)
     status = "warn" if share > draft.gate[0] else "pass"
@@ -296,7 +296,7 @@ def _key_evidence(p: ColumnProfile) -> str:
 
 def _trial_run(contract: Path) -> tuple[str, str, float]:
     """Validate and run the draft on its data in a scratch warehouse; (status, ledger, share)."""
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
     from ..run.pipeline import run_contract
 
     with tempfile.TemporaryDirectory(prefix="sluicegate-init-") as tmp:

@@ -95,24 +95,16 @@ def load_text(
     engine: Engine, files: list[str], spec: TableSource, partitions: list[str], table: str
 ) -> None:
     """Read ``files`` with the run's reader into ``table`` (every declared column text)."""
+    from ..compile.read.table import LOADS_PARQUET, typed_select
+
     lines = table + "_lines"
-    if spec.format == "parquet":
-        from ..compile.parquet import typed_from_parquet
-
+    physical = None
+    if spec.format in LOADS_PARQUET:
         engine.load_parquet(files, lines)
-        select = typed_from_parquet(
-            lines, spec, partitions, engine.dialect, dict(engine.columns(lines))
-        )
-    elif spec.format == "ndjson":
-        from ..compile.read import typed_select
-
-        engine.load_lines(files, lines)
-        select = typed_select(lines, spec, partitions, engine.dialect)
+        physical = dict(engine.columns(lines))
     else:
-        from ..compile.csv import typed_from_csv_lines
-
         engine.load_lines(files, lines)
-        select = typed_from_csv_lines(lines, spec, partitions, engine.dialect)
+    select = typed_select(lines, spec, partitions, engine.dialect, physical)
     engine.create_table_as(table, select, temporary=True)
 
 

@@ -63,7 +63,7 @@ def failing_rows_query(table: str, expect: str) -> str:
 
 def export_odcs(contract: str | Path, variables: dict[str, str] | None = None) -> str:
     """The ODCS YAML of ``contract`` (validated first: a broken contract is not exported)."""
-    from ..contract.loader import load_contract
+    from ..compile.contract_check import load_contract
 
     path = Path(contract)
     load_contract(path, variables=variables)  # raises ContractError with every problem
