@@ -24,7 +24,10 @@ from ruamel.yaml import YAML
 
 from ..contract.coltypes import UnknownTypeError, parse_type
 from ..errors import UsageError
+from .odcs_common import custom_of as _custom  # short names: used on every node
+from .odcs_common import ident as _ident
 from .odcs_export import PREFIX
+from .odcs_rules import option_rules, quality_rule, relationship_rules
 
 #: Keys each level of an ODCS document may carry that the import understands (or that
 #: only describe: names, descriptions). Every other key present is reported.
@@ -134,27 +137,12 @@ def import_odcs(file: str | Path, source: str | None = None) -> Imported:
     return from_odcs(data, source)
 
 
-def _custom(items: Any) -> dict[str, Any]:
-    """The ``sluicegate.*`` custom properties of a node, by short name."""
-    out = {}
-    for item in items or []:
-        if isinstance(item, dict) and str(item.get("property", "")).startswith(PREFIX):
-            out[item["property"][len(PREFIX) :]] = item.get("value")
-    return out
-
-
 def _foreign_custom(items: Any) -> list[str]:
     return [
         str(i.get("property"))
         for i in items or []
         if isinstance(i, dict) and not str(i.get("property", "")).startswith(PREFIX)
     ]
-
-
-def _ident(text: str, lower: bool = True) -> str:
-    out = re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "feed"
-    out = out.lower() if lower else out
-    return "_" + out if out[0].isdigit() else out
 
 
 def from_odcs(data: dict[str, Any], source: str | None = None) -> Imported:
@@ -207,7 +195,7 @@ def from_odcs(data: dict[str, Any], source: str | None = None) -> Imported:
             )
     if refs:
         contract["references"] = refs
-    rules += _relationship_rules(src_obj, set(refs), notes)
+    rules += relationship_rules(src_obj, set(refs), notes)
     if rules:
         contract["rules"] = rules
     for key in ("gate", "outputs", "model", "serve"):
@@ -281,9 +269,9 @@ def _table(
             pk.append((int(prop.get("primaryKeyPosition") or i), pname))
         if prop.get("unique"):
             notes.append(f"{at}: unique is not a row rule (see dedupe.key)")
-        rules += _option_rules(pname, prop.get("logicalTypeOptions"), at, notes)
+        rules += option_rules(pname, prop.get("logicalTypeOptions"), at, notes)
         for q in prop.get("quality") or []:
-            rule = _quality_rule(q, pname, at, notes)
+            rule = quality_rule(q, pname, at, notes)
             if rule:
                 rules.append(rule)
         _extra_keys(prop, HANDLED_PROPERTY | {"unique"}, at, notes)
@@ -293,7 +281,7 @@ def _table(
     if partitions:
         spec["partitions"] = partitions
     for q in obj.get("quality") or []:
-        rule = _quality_rule(q, None, where, notes)
+        rule = quality_rule(q, None, where, notes)
         if rule:
             rules.append(rule)
     _extra_keys(obj, HANDLED_OBJECT, where, notes)
@@ -352,138 +340,6 @@ def _type(prop: dict[str, Any], at: str, notes: list[str]) -> str | None:
         return LOGICAL_TYPES[logical]
     notes.append(f"{at}: logicalType '{logical or physical}' has no flat column type; not declared")
     return None
-
-
-def _option_rules(name: str, opts: Any, at: str, notes: list[str]) -> list[dict[str, Any]]:
-    if not isinstance(opts, dict):
-        return []
-    rules = []
-    for key, op in (
-        ("minimum", ">="),
-        ("maximum", "<="),
-        ("exclusiveMinimum", ">"),
-        ("exclusiveMaximum", "<"),
-    ):
-        if isinstance(opts.get(key), int | float) and not isinstance(opts.get(key), bool):
-            rules.append(
-                {
-                    "name": _ident(f"{name}_{key}"),
-                    "expect": f"{name} IS NULL OR {name} {op} {opts[key]}",
-                }
-            )
-    if isinstance(opts.get("pattern"), str):
-        pat = opts["pattern"].replace("'", "''")
-        rules.append(
-            {
-                "name": _ident(f"{name}_pattern"),
-                "expect": f"{name} IS NULL OR regexp_matches({name}, '{pat}')",
-            }
-        )
-    rest = set(opts) - {
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "pattern",
-        "precision",
-        "scale",
-    }
-    if rest:
-        notes.append(f"{at}: logicalTypeOptions {', '.join(sorted(rest))} not imported")
-    return rules
-
-
-def _quality_rule(q: Any, column: str | None, at: str, notes: list[str]) -> dict[str, Any] | None:
-    if not isinstance(q, dict):
-        return None
-    c = _custom(q.get("customProperties"))
-    label = q.get("name") or q.get("metric") or q.get("rule") or q.get("type")
-    if "expect" in c:  # written by sluicegate: the rule as it was
-        rule = {"name": q.get("name"), "expect": c["expect"]}
-        if q.get("description"):
-            rule["description"] = q["description"]
-        for key in ("owner", "version", "on_fail", "fail_above"):
-            if key in c:
-                rule[key] = c[key]
-        return rule
-    expect = _foreign_expect(q, column)
-    if expect is None:
-        notes.append(
-            f"{at}: quality check '{label}' ({q.get('type', 'library')}) is not a row rule "
-            "sluicegate can run"
-        )
-        return None
-    base = column or "table"
-    rule = {"name": _ident(str(q.get("name") or f"{base}_{label}")), "expect": expect}
-    if q.get("description"):
-        rule["description"] = q["description"]
-    if str(q.get("severity", "")).lower() in ("warning", "warn", "info"):
-        rule["on_fail"] = "warn"
-    return rule
-
-
-def _foreign_expect(q: dict[str, Any], column: str | None) -> str | None:
-    metric = str(q.get("metric") or q.get("rule") or "")
-    args = q.get("arguments") or {}
-    zero = q.get("mustBe") == 0 or q.get("mustBeLessOrEqualTo") == 0
-    if column and metric in ("nullValues", "nullCheck") and zero:
-        return f"{column} IS NOT NULL"
-    values = args.get("validValues") if isinstance(args, dict) else None
-    if column and metric in ("invalidValues", "validValues") and zero and isinstance(values, list):
-        listed = ", ".join(_sql_value(v) for v in values)
-        return f"{column} IS NULL OR {column} IN ({listed})"
-    if q.get("type") == "sql" and zero and isinstance(q.get("query"), str):
-        m = re.fullmatch(
-            r"\s*SELECT\s+COUNT\s*\(\s*\*\s*\)\s+FROM\s+[\w.{}\"`]+\s+WHERE\s+(.+?)\s*;?\s*",
-            q["query"],
-            flags=re.IGNORECASE | re.DOTALL,
-        )
-        if m:
-            cond = m.group(1)
-            tail = re.fullmatch(
-                r"\((.+)\)\s+IS\s+NOT\s+TRUE", cond, flags=re.IGNORECASE | re.DOTALL
-            )
-            return tail.group(1) if tail else f"({cond}) IS NOT TRUE"
-    return None
-
-
-def _sql_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, int | float):
-        return str(v)
-    return "'" + str(v).replace("'", "''") + "'"
-
-
-def _relationship_rules(
-    obj: dict[str, Any], refs: set[str], notes: list[str]
-) -> list[dict[str, Any]]:
-    """Foreign keys into imported references become membership rules."""
-    rules = []
-    found = [(None, r) for r in obj.get("relationships") or []]
-    for prop in obj.get("properties") or []:
-        found += [(prop.get("name"), r) for r in prop.get("relationships") or []]
-    for column, rel in found:
-        if not isinstance(rel, dict):
-            continue
-        frm = rel.get("from") or (f"{obj.get('name')}.{column}" if column else None)
-        to = rel.get("to")
-        single = isinstance(frm, str) and isinstance(to, str) and "." in to
-        target = to.split(".", 1) if single else None
-        if single and target and target[0] in refs:
-            col = frm.split(".")[-1]
-            rules.append(
-                {
-                    "name": _ident(f"known_{col}"),
-                    "expect": f"{col} IS NULL OR {col} IN (SELECT {target[1]} FROM {target[0]})",
-                }
-            )
-        else:
-            notes.append(
-                f"relationship {frm} -> {to}: only single-column foreign keys into an "
-                "imported schema object become rules"
-            )
-    return rules
 
 
 def _sla(
