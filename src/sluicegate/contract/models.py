@@ -236,7 +236,7 @@ class EngineSection(Strict):
 
 
 class Contract(Strict):
-    """One feed's contract (DESIGN §2)."""
+    """One feed's contract (docs/contract-reference.md)."""
 
     name: str = Field(pattern=IDENT)
     owner: str | None = None
