@@ -27,7 +27,7 @@ from .key_docs import KEY_DOCS
 from .models import Contract, TableSource
 from .type_names import TYPE_NAMES, type_pattern
 
-SCHEMA_ID = "https://sluicegate.dev/schema/contract.schema.json"
+SCHEMA_ID = "urn:sluicegate:contract-schema"  # an identifier, not a download location
 #: Where the committed copy lives in the repository (kept current by a test).
 REPO_SCHEMA_PATH = "schema/contract.schema.json"
 
