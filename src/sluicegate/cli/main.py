@@ -16,6 +16,7 @@ import click
 from .. import __version__
 from ..contract.tokens import redact_secrets
 from ..errors import SluiceError
+from .authoring_cmd import export_group, import_group, init_cmd
 from .common import (
     CONTEXT,
     DEBUG,
@@ -30,6 +31,7 @@ from .common import (
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .schema_cmd import schema_cmd
 from .serve_cmd import serve_cmd
 from .watch_cmd import watch_cmd
 
@@ -331,6 +333,10 @@ cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(watch_cmd)
 cli.add_command(serve_cmd)
+cli.add_command(schema_cmd)
+cli.add_command(init_cmd)
+cli.add_command(export_group)
+cli.add_command(import_group)
 
 
 def main() -> None:

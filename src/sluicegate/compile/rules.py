@@ -19,6 +19,7 @@ from sqlglot.errors import ParseError, TokenError
 from ..contract.suggest import closest
 from . import functions
 from .render import col, ident
+from .rule_errors import describe_parse_error, not_a_condition
 
 NONDETERMINISTIC_CLASSES = tuple(
     c
@@ -177,7 +178,7 @@ def _parse_predicate(text: str, what: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
     except (ParseError, TokenError) as exc:
-        raise RuleError(f"{what} is not valid SQL: {_first_line(exc)}") from None
+        raise RuleError(describe_parse_error(text, exc, what)) from None
     except RecursionError:
         raise RuleError(f"{what} is nested too deeply; simplify it") from None
     if not statements:
@@ -316,6 +317,8 @@ def compile_rules(
     for i, rule in enumerate(rules):
         try:
             tree = parse_predicate(rule.expect)
+            if (value := not_a_condition(tree, rule.expect)) is not None:
+                raise RuleError(value)  # `amount >> 0` parses, but is not TRUE or FALSE
             found = check_expression(tree, columns, allow_membership_in=references)
         except RuleError as exc:
             if on_error is None:

@@ -7,10 +7,15 @@ type with the same rules, so the type is parsed into a sqlglot ``DataType`` and 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
+
+from .type_names import type_pattern, unknown_type_message
+
+TYPE_TEXT = re.compile(type_pattern())
 
 INTEGER_TYPES = {
     exp.DataType.Type.TINYINT,
@@ -49,10 +54,12 @@ def parse_type(text: str) -> ColumnType:
     >>> parse_type("DECIMAL(10,2)").kind
     'decimal'
     """
+    if not TYPE_TEXT.match(text):  # the documented names only, not every sqlglot alias
+        raise UnknownTypeError(unknown_type_message(text))
     try:
         dt = exp.DataType.build(text.strip(), dialect="duckdb")
     except (ParseError, ValueError) as exc:
-        raise UnknownTypeError(f"unknown type '{text}'") from exc
+        raise UnknownTypeError(unknown_type_message(text)) from exc
     t = dt.this
     if t in INTEGER_TYPES:
         kind = "integer"
@@ -73,10 +80,7 @@ def parse_type(text: str) -> ColumnType:
     ):
         kind = "timestamp"
     else:
-        raise UnknownTypeError(
-            f"type '{text}' is not supported; use one of BIGINT, INTEGER, SMALLINT, "
-            "DECIMAL(p,s), DOUBLE, VARCHAR, BOOLEAN, DATE, TIMESTAMP"
-        )
+        raise UnknownTypeError(unknown_type_message(text))
     canonical = _CANONICAL.get(t)
     if kind == "decimal":
         params = [p.this.name for p in dt.expressions] or ["18", "3"]

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ContractError, ContractProblem, Redactor
+from .fixes import explain
 from .models import Contract
 from .suggest import closest
 from .tokens import SecretProvider, TokenContext, env_secret_provider, substitute_tree
@@ -290,6 +291,8 @@ def _pydantic_problems(exc: ValidationError, positions: dict, data: dict) -> lis
                 msg += "; valid keys here: " + ", ".join(sorted(valid))
         elif etype == "missing":
             msg = f"missing required key '{loc[-1] if loc else '?'}'"
+        elif (fix := explain(err)) is not None:  # the valid choices or the corrected form
+            msg, suggestion = fix
         else:
             msg = err["msg"]
             if msg.startswith("Value error, "):

@@ -1,4 +1,4 @@
-"""The ``model:`` section of a contract (DESIGN §2, §4 stage 6): shape only.
+"""The ``model:`` section of a contract (docs/model.md; stage 6 of a run): shape only.
 
 A model is built downstream of the gate from the run's clean rows and the contract's
 references: SCD2 **dimensions** from a changelog reference, **facts** that join each

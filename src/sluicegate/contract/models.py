@@ -128,6 +128,11 @@ class TableSource(Strict):
     def _shorthand(cls, v: Any) -> Any:
         return _columns_shorthand(v)
 
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format_any_case(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v  # CSV, Parquet: like type names
+
     @field_validator("columns")
     @classmethod
     def _column_names(cls, v: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
@@ -237,7 +242,7 @@ class EngineSection(Strict):
 
 
 class Contract(Strict):
-    """One feed's contract (DESIGN §2)."""
+    """One feed's contract (docs/contract-reference.md)."""
 
     name: str = Field(pattern=IDENT)
     owner: str | None = None

@@ -1,0 +1,1 @@
+"""Authoring: draft a contract from data (``sluicegate init``)."""
