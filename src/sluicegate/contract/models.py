@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .coltypes import ColumnType, UnknownTypeError, parse_type
 from .formats import FormatError, check_format
 from .model_spec import Model
+from .notify_spec import Alert, Lineage
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
 SQL_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -246,6 +247,8 @@ class Contract(Strict):
     outputs: Outputs
     model: Model | None = None  # model_spec.py: dimensions, facts, marts
     serve: dict[str, Any] | None = None
+    alerts: list[Alert] = Field(default_factory=list)  # notify_spec.py
+    lineage: Lineage | None = None  # OpenLineage run events (notify_spec.py)
 
     @field_validator("engine", mode="before")
     @classmethod

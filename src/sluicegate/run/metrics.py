@@ -82,7 +82,10 @@ def build_metrics(
         },
         "clean_published": counts.get("clean_published", 0),
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
-        "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
+        "incremental": counts.get("incremental"),
+        "dlq": counts.get(
+            "dlq"
+        ),  # rows the run added to the DLQ inbox (dlq/inbox.py)  # micro-batch files (run/incremental.py)
         "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
