@@ -13,6 +13,7 @@ as a label on the chart.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,42 +55,33 @@ def _fmt(n: float) -> str:
 def ledger_chart(
     raw: int, clean: int, by_reason: dict[str, int], duplicates: int, dlq: dict[str, int]
 ) -> str:
-    """raw → clean / quarantined by reason / duplicates, and the DLQ's statuses."""
+    """raw → clean + quarantined (one segment per reason) + duplicates; below, the DLQ
+    inbox by status. Every segment is named with its count in the legend."""
     with plt.rc_context(_STYLE):
         fig, (top, bottom) = plt.subplots(
-            2, 1, figsize=(9, 2.6), height_ratios=[1.4, 1], layout="constrained"
+            2, 1, figsize=(9, 2.8), height_ratios=[1.5, 1], layout="constrained"
         )
+        top.barh(1, raw, color=MUTED, height=0.6, label=f"raw {_fmt(raw)}")
         quarantined = sum(by_reason.values())
+        segments = [("clean", clean, CLEAN), ("quarantined", quarantined, QUARANTINED)]
+        segments.append(("duplicates", duplicates, DUPLICATES))
         left = 0
-        for label, n, colour in (("raw", raw, MUTED),):
-            top.barh(1, n, color=colour, height=0.6)
-            top.text(n / 2, 1, f"{label} {_fmt(n)}", ha="center", va="center", color="white")
-        for label, n, colour in (
-            ("clean", clean, CLEAN),
-            ("quarantined", quarantined, QUARANTINED),
-            ("duplicates", duplicates, DUPLICATES),
-        ):
-            top.barh(0, n, left=left, color=colour, height=0.6)
-            if n:
-                top.text(left + n / 2, -0.45, f"{label} {_fmt(n)}", ha="center", va="top")
+        for label, n, colour in segments:
+            top.barh(0, n, left=left, color=colour, height=0.6, label=f"{label} {_fmt(n)}")
             left += n
         top.set_yticks([1, 0], ["input", "outcome"])
         top.set_xlim(0, max(raw, left, 1))
-        top.set_ylim(-1.1, 1.5)
         top.set_xticks([])
-        total = sum(dlq.values())
+        top.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         left = 0
         for status, n in dlq.items():
-            bottom.barh(0, n, left=left, color=DLQ_COLOURS.get(status, MUTED), height=0.6)
+            colour = DLQ_COLOURS.get(status, MUTED)
+            bottom.barh(0, n, left=left, color=colour, height=0.6, label=f"{status} {_fmt(n)}")
             left += n
-        bottom.set_xlim(0, max(total, 1))
-        bottom.set_yticks([0], ["DLQ"])
+        bottom.set_xlim(0, max(left, 1))
+        bottom.set_yticks([0], ["DLQ inbox"])
         bottom.set_xticks([])
-        bottom.set_title(
-            "DLQ inbox: " + ", ".join(f"{s} {_fmt(n)}" for s, n in dlq.items()),
-            loc="left",
-            fontsize=9,
-        )
+        bottom.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _svg(fig)
 
 
@@ -144,7 +136,10 @@ def trend_chart(
         if fail is not None:
             ax.axhspan(fail, max(ceiling, fail * 1.2), color=FAIL, alpha=0.10, lw=0)
         ax.plot(xs, ys, color=MUTED, lw=1)
-        ax.scatter(xs, ys, c=[STATUS_COLOURS.get(p[2], MUTED) for p in points], s=14, zorder=3)
+        dots = ax.scatter(
+            xs, ys, c=[STATUS_COLOURS.get(p[2], MUTED) for p in points], s=14, zorder=3
+        )
+        dots.set_gid("points-" + re.sub(r"[^A-Za-z0-9_-]", "-", check_id))  # one mark per run
         if points:
             ax.annotate(
                 _fmt(ys[-1]),
