@@ -158,4 +158,4 @@ def write_report(
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never sees half a page
-    return path
+    return path.resolve()  # absolute: alerts and orchestrators hand it on
