@@ -88,16 +88,16 @@ def after_run(loaded: LoadedContract, result: Any, started: Any) -> list[dict[st
 
 
 def _runs_dir(loaded: LoadedContract) -> Any:
-    from ..run.metrics import runs_dir
+    from ..api import metrics_dir
 
-    return runs_dir(loaded) / loaded.contract.name
+    return metrics_dir(loaded)
 
 
 def _report(loaded: LoadedContract) -> str | None:
     """Write the report an alert points at (its default path); None if it cannot be."""
-    from ..report.build import write_report
+    from ..api import report
 
     try:
-        return str(write_report(loaded))
+        return str(report(loaded))
     except Exception:  # noqa: BLE001 - an alert without a report still goes out
         return None

@@ -22,13 +22,6 @@ from .collect import ReportData, collect
 DEFAULT_RUNS = 90
 
 
-def default_path(loaded: LoadedContract) -> Path:
-    """``<warehouse>.runs/<contract>/report.html``, beside the run metrics."""
-    from ..run.metrics import runs_dir
-
-    return runs_dir(loaded) / loaded.contract.name / "report.html"
-
-
 def _rule_rows(m: dict[str, Any], loaded: LoadedContract) -> list[dict[str, Any]]:
     routed = (m.get("ledger") or {}).get("raw", 0) - (m.get("ledger") or {}).get("duplicates", 0)
     fact_status = {f["check_id"]: f.get("status") for f in m.get("facts") or []}
@@ -147,13 +140,18 @@ def render(data: ReportData, loaded: LoadedContract) -> str:
 def write_report(
     loaded: LoadedContract,
     *,
-    out: Path | None = None,
+    out: Path,
+    metrics_dir: Path,
     runs: int = DEFAULT_RUNS,
     run_id: str | None = None,
 ) -> Path:
-    """Collect, render and write the report; returns its path."""
-    path = out or default_path(loaded)
-    html = render(collect(loaded, runs=runs, run_id=run_id), loaded)
+    """Collect, render and write the report to ``out``; returns its absolute path.
+
+    ``metrics_dir`` holds the contract's run-metrics files (a run that published nothing
+    is known only there); the caller (api.py) knows where runs keep them.
+    """
+    path = out
+    html = render(collect(loaded, runs=runs, run_id=run_id, metrics_dir=metrics_dir), loaded)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
@@ -162,11 +163,8 @@ def dlq(eng: Engine, loaded: LoadedContract) -> tuple[list[dict], dict[str, int]
     return list(by_reason.values()), by_status, sample
 
 
-def _metrics_file(loaded: LoadedContract, run_id: str | None) -> dict[str, Any] | None:
+def _metrics_file(d: Path, run_id: str | None) -> dict[str, Any] | None:
     """A run that published nothing (a ledger violation) has only its metrics file."""
-    from ..run.metrics import runs_dir
-
-    d = runs_dir(loaded) / loaded.contract.name
     paths = sorted(d.glob(f"*__{run_id}.json")) if run_id else [d / "latest.json"]
     for p in paths:
         if p.is_file():
@@ -174,12 +172,14 @@ def _metrics_file(loaded: LoadedContract, run_id: str | None) -> dict[str, Any] 
     return None
 
 
-def collect(loaded: LoadedContract, *, runs: int = 90, run_id: str | None = None) -> ReportData:
+def collect(
+    loaded: LoadedContract, *, metrics_dir: Path, runs: int = 90, run_id: str | None = None
+) -> ReportData:
     """Read everything the report shows for ``run_id`` (default: the newest run)."""
     c = loaded.contract
     with open_warehouse(loaded) as eng:
         committed = run_record(eng, c.name, run_id)
-        latest = _metrics_file(loaded, run_id)
+        latest = _metrics_file(metrics_dir, run_id)
         metrics = committed
         if latest is not None and (
             committed is None or str(latest.get("started_at")) > str(committed.get("started_at"))
