@@ -264,9 +264,23 @@ def report(
     """
     from .report.build import write_report
 
+    loaded = _loaded(contract, vars, None)
     return write_report(
-        _loaded(contract, vars, None),
-        out=None if out is None else Path(out),
+        loaded,
+        out=Path(out) if out is not None else default_report_path(loaded),
+        metrics_dir=metrics_dir(loaded),
         runs=runs,
         run_id=run_id,
     )
+
+
+def metrics_dir(loaded: LoadedContract) -> Path:
+    """Where the contract's run-metrics files are: ``<warehouse>.runs/<contract>/``."""
+    from .run.metrics import runs_dir
+
+    return runs_dir(loaded) / loaded.contract.name
+
+
+def default_report_path(loaded: LoadedContract) -> Path:
+    """``report.html`` beside the run metrics: where ``report`` writes and alerts point."""
+    return metrics_dir(loaded) / "report.html"
