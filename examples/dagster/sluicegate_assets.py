@@ -19,8 +19,8 @@ checks and the path of the HTML report (``sluicegate.report``).
 Tested in CI in its own virtualenv: scripts/orchestrator_venv.sh dagster.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: Dagster reads the context parameter's
+# annotation at definition time and wants the class, not a string.
 import os
 from collections.abc import Mapping
 from typing import Any

@@ -34,7 +34,7 @@ def _contract(tmp_path: Path, fail_above: str) -> str:
 
 def _materialize(contract: str):
     defs = _example().build_definitions(contract, asset_name="orders_clean")
-    job = defs.get_implicit_global_asset_job_def()
+    job = defs.resolve_implicit_global_asset_job_def()
     return job.execute_in_process(raise_on_error=False)
 
 
