@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 # ``import sluicegate.run.pipeline`` finds the package in sys.modules and leaves them be.
 from . import report as _report_package
 from . import run as _run_package
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 if TYPE_CHECKING:
     from .api import Ledger, LoadedContract, RunOutcome, dlq_counts, dlq_rows, facts, load

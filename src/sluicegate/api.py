@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .contract.loader import LoadedContract, load_contract
+from .contract.loader import LoadedContract
 from .errors import UsageError
 from .report.events import Listener
 
@@ -63,6 +63,8 @@ def load(
         >>> c = sluicegate.load("contract.yml", vars={"root": "/feeds"})  # doctest: +SKIP
         >>> c.contract.name, c.digest[:12]                                # doctest: +SKIP
     """
+    from .compile.contract_check import load_contract
+
     variables = {k: str(v) for k, v in (vars or {}).items()}
     return load_contract(path, variables=variables, logical_date=logical_date)
 
@@ -265,22 +267,4 @@ def report(
     from .report.build import write_report
 
     loaded = _loaded(contract, vars, None)
-    return write_report(
-        loaded,
-        out=Path(out) if out is not None else default_report_path(loaded),
-        metrics_dir=metrics_dir(loaded),
-        runs=runs,
-        run_id=run_id,
-    )
-
-
-def metrics_dir(loaded: LoadedContract) -> Path:
-    """Where the contract's run-metrics files are: ``<warehouse>.runs/<contract>/``."""
-    from .run.metrics import runs_dir
-
-    return runs_dir(loaded) / loaded.contract.name
-
-
-def default_report_path(loaded: LoadedContract) -> Path:
-    """``report.html`` beside the run metrics: where ``report`` writes and alerts point."""
-    return metrics_dir(loaded) / "report.html"
+    return write_report(loaded, out=None if out is None else Path(out), runs=runs, run_id=run_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sluicegate.contract.loader import load_contract
+from sluicegate.compile.contract_check import load_contract
 from sluicegate.notify import alerts
 
 from .conftest import orders_contract

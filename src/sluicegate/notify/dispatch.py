@@ -88,16 +88,16 @@ def after_run(loaded: LoadedContract, result: Any, started: Any) -> list[dict[st
 
 
 def _runs_dir(loaded: LoadedContract) -> Any:
-    from ..api import metrics_dir
+    from ..workspace import Workspace
 
-    return metrics_dir(loaded)
+    return Workspace(loaded).contract_runs_dir
 
 
 def _report(loaded: LoadedContract) -> str | None:
     """Write the report an alert points at (its default path); None if it cannot be."""
-    from ..api import report
+    from ..report.build import write_report
 
     try:
-        return str(report(loaded))
+        return str(write_report(loaded))
     except Exception:  # noqa: BLE001 - an alert without a report still goes out
         return None

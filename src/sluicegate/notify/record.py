@@ -56,7 +56,7 @@ def record(
     """Write ``facts`` into the facts table and the metrics JSON; the error text, if that
     write itself failed (the facts stay in the returned metrics either way)."""
     from ..run.lock import WriterLock
-    from ..run.metrics import lock_path
+    from ..workspace import Access, Workspace
 
     red = loaded.redactor
     facts = [{**f, "detail": red(f["detail"])} for f in facts]
@@ -85,9 +85,9 @@ def record(
         for f in facts
     ]
     table = loaded.contract.outputs.facts
-    lock = WriterLock(lock_path(loaded), loaded.contract.name)
+    lock = WriterLock(Workspace(loaded).writer_lock, loaded.contract.name)
     try:
-        with lock.hold(), open_warehouse(loaded, read_only=False) as eng:
+        with lock.hold(), open_warehouse(loaded, access=Access.OPERATE) as eng:
             if not eng.table_exists(table):
                 eng.create_table_as(table, facts_c.empty_select(facts_c.FACT_COLUMNS))
             eng.execute(facts_c.merge_rows(table, facts_c.FACT_COLUMNS, facts_c.FACT_KEY, rows))

@@ -13,8 +13,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from .. import __version__
+from .._version import __version__
 from ..contract.loader import LoadedContract
+from ..workspace import Workspace
 from . import charts
 from .collect import ReportData, collect
 
@@ -137,20 +138,22 @@ def render(data: ReportData, loaded: LoadedContract) -> str:
     return loaded.redactor(html)
 
 
+def default_path(loaded: LoadedContract) -> Path:
+    """``report.html`` beside the run metrics: where ``report`` writes and alerts point."""
+    return Workspace(loaded).contract_runs_dir / "report.html"
+
+
 def write_report(
     loaded: LoadedContract,
     *,
-    out: Path,
-    metrics_dir: Path,
+    out: Path | None = None,
     runs: int = DEFAULT_RUNS,
     run_id: str | None = None,
 ) -> Path:
-    """Collect, render and write the report to ``out``; returns its absolute path.
-
-    ``metrics_dir`` holds the contract's run-metrics files (a run that published nothing
-    is known only there); the caller (api.py) knows where runs keep them.
-    """
-    path = out
+    """Collect, render and write the report (default :func:`default_path`); returns its
+    absolute path."""
+    path = out or default_path(loaded)
+    metrics_dir = Workspace(loaded).contract_runs_dir
     html = render(collect(loaded, runs=runs, run_id=run_id, metrics_dir=metrics_dir), loaded)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

@@ -7,47 +7,28 @@ read-only, or the Spark warehouse's tables), asks only for tables sluicegate pub
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..contract.loader import LoadedContract
-from ..engines import Engine, open_engine
+from ..engines import Engine
 from ..errors import UsageError
-
-#: How long a reader waits for a run's publish transaction to release a DuckDB file.
-READ_WAIT_SECONDS = 30.0
+from ..workspace import Access, Workspace, open_engine_for
 
 
 def warehouse_of(loaded: LoadedContract) -> str:
-    return str(loaded.resolve_path(loaded.contract.outputs.warehouse))
+    return str(Workspace(loaded).warehouse)
 
 
 @contextmanager
 def open_warehouse(
-    loaded: LoadedContract, *, read_only: bool = True, engine_name: str | None = None
+    loaded: LoadedContract, *, access: Access = Access.READ, engine_name: str | None = None
 ) -> Iterator[Engine]:
-    """The contract's warehouse, opened by the engine its contract names; closed on exit.
-
-    (The redesign's workspace module will own this; it is the one place here that does.)
-    """
-    path = warehouse_of(loaded)
-    if not os.path.exists(path):
-        raise UsageError(
-            f"no warehouse at {path} yet", hint="run the contract first: sluicegate run CONTRACT"
-        )
-    name = engine_name or loaded.contract.engine.name
-    cfg = loaded.contract.engine
-    if name == "duckdb":
-        options: dict[str, Any] = {"read_only": read_only, "wait_seconds": READ_WAIT_SECONDS}
-    else:
-        options = {
-            "contract_master": cfg.master,
-            "contract_remote": cfg.remote,
-            "options": cfg.options or None,
-        }
-    eng = open_engine(name, path, **{k: v for k, v in options.items() if v is not None})
+    """The contract's warehouse, opened through the workspace (read-only by default, the
+    contract's ``engine:`` section applied as for every command); closed on exit."""
+    Workspace(loaded).require("report")
+    eng = open_engine_for(loaded, access, engine=engine_name)
     try:
         yield eng
     finally:

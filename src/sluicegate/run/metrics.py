@@ -9,7 +9,7 @@ import resource
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import LedgerError
 from ..workspace import Workspace
 from .bind import schema_fingerprint
@@ -82,10 +82,8 @@ def build_metrics(
         },
         "clean_published": counts.get("clean_published", 0),
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
-        "incremental": counts.get("incremental"),
-        "dlq": counts.get(
-            "dlq"
-        ),  # rows the run added to the DLQ inbox (dlq/inbox.py)  # micro-batch files (run/incremental.py)
+        "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
+        "dlq": counts.get("dlq"),  # rows the run added to the DLQ inbox (dlq/inbox.py)
         "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
