@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SCALE ?= 1m
 JARS := .jars/spark/.fetched
+CHROMIUM ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
 
@@ -30,6 +31,14 @@ $(JARS): jvm/spark/pom.xml jvm/settings.xml
 	mvn -q -B -s jvm/settings.xml -f jvm/spark/pom.xml dependency:copy-dependencies
 	@touch $@
 
+# The report's browser test drives Debian's chromium (Playwright's own browser download
+# does not work here); installed as root on a fresh machine, a no-op once it is there.
+browser: ## Install Debian's chromium for the report's browser test (if missing)
+	@if [ -x "$(CHROMIUM)" ]; then echo "browser: $(CHROMIUM) is installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "browser: $(CHROMIUM) missing; run as root: apt-get install -y chromium"; exit 2; fi
+
 jars: $(JARS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/
 install: $(STAMP) ## Create .venv and install sluicegate
 dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
@@ -37,15 +46,20 @@ dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (layers, unit, DuckDB, Spark, Flink)
+test: $(DEV_STAMP) $(JARS) browser ## Run the whole test suite (layers, unit, DuckDB, browser, Spark, Flink, Dagster, Prefect)
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_graph.py
-	$(BIN)/python -m pytest -m "not spark and not flink" -q
+	$(BIN)/python -m pytest -m "not spark and not flink and not orchestrator" -q
 	$(BIN)/python -m pytest -m "spark" -q
 	bash scripts/flink_venv.sh
+	bash scripts/orchestrator_venv.sh dagster
+	bash scripts/orchestrator_venv.sh prefect
 
 test-fast: $(DEV_STAMP) ## Unit and DuckDB tests only
-	$(BIN)/python -m pytest -m "not spark and not flink and not slow" -q
+	$(BIN)/python -m pytest -m "not spark and not flink and not orchestrator and not slow" -q
+
+report-screenshot: $(DEV_STAMP) browser ## Refresh docs/report-retail.png (the retail demo's report in Chromium)
+	SLUICEGATE_SCREENSHOT=docs/report-retail.png $(BIN)/python -m pytest -q tests/report/test_report_browser.py
 
 lint: $(DEV_STAMP) ## ruff check and format check, the import layers (import-linter; every import, function-level too)
 	$(BIN)/ruff check src tests benchmarks scripts
@@ -64,4 +78,4 @@ bench: $(DEV_STAMP) ## Benchmark vs the hand-written DuckDB and seed-style Spark
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help jars install dev demo test test-fast lint format bench clean
+.PHONY: help browser report-screenshot jars install dev demo test test-fast lint format bench clean

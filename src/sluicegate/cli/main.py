@@ -31,6 +31,7 @@ from .common import (
 from .console import CliConsole, render_run_summary
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .report_cmd import report_cmd
 from .schema_cmd import schema_cmd
 from .serve_cmd import serve_cmd
 from .watch_cmd import watch_cmd
@@ -176,8 +177,8 @@ def run(
     are published, clean rows are not), 2 contract error, 3 ledger violation (nothing
     published), 4 upstream not ready, 5 locked by another run.
     """
-    from ..compile.contract_check import load_contract
-    from ..run.pipeline import run_contract
+    from ..api import load
+    from ..api import run as api_run
 
     engine, engine_options = spark_options(engine, spark_master, spark_remote)
     if profile:
@@ -194,12 +195,10 @@ def run(
             quiet=quiet,
             engine_options=engine_options,
         )
-    loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
+    loaded = load(contract, vars=parse_vars(variables), logical_date=logical_date)
     con = CliConsole(quiet=quiet or as_json, json_mode=as_json)
-    try:
-        result = run_contract(
-            loaded, engine_name=engine, listener=con, engine_options=engine_options
-        )
+    try:  # the Python API's run (api.py): alerts and lineage events included
+        result = api_run(loaded, engine=engine, listener=con, engine_options=engine_options)
     except SluiceError:
         raise
     except Exception:
@@ -331,6 +330,7 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 
 cli.add_command(dlq)
 cli.add_command(facts)
+cli.add_command(report_cmd)
 cli.add_command(watch_cmd)
 cli.add_command(serve_cmd)
 cli.add_command(schema_cmd)

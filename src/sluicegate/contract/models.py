@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .coltypes import ColumnType, UnknownTypeError, parse_type
 from .formats import FormatError, check_format
 from .model_spec import Model
+from .notify_spec import Alert, Lineage
 from .serve_spec import ServeTarget
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
@@ -257,6 +258,8 @@ class Contract(Strict):
     outputs: Outputs
     model: Model | None = None  # model_spec.py: dimensions, facts, marts
     serve: list[ServeTarget] | None = None  # serve_spec.py: PostgreSQL targets
+    alerts: list[Alert] = Field(default_factory=list)  # notify_spec.py
+    lineage: Lineage | None = None  # OpenLineage run events (notify_spec.py)
 
     @field_validator("engine", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ import resource
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import LedgerError
 from ..workspace import Workspace
 from .bind import schema_fingerprint
@@ -84,6 +84,7 @@ def build_metrics(
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
         "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
         "serve": counts.get("serve"),  # one entry per serve: target (run/serve_step.py)
+        "dlq": counts.get("dlq"),  # rows the run added to the DLQ inbox (dlq/inbox.py)
         "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,

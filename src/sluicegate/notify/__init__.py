@@ -1,0 +1,1 @@
+"""After a run: alerts (apprise) and OpenLineage events. Neither changes a verdict."""

@@ -1,0 +1,72 @@
+"""Reads a contract's governed tables for the report, the API and the notifiers.
+
+Everything here goes through the engine that owns the warehouse (a DuckDB file opened
+read-only, or the Spark warehouse's tables), asks only for tables sluicegate publishes
+(facts, run records, the DLQ inbox, the model), and never touches a run's working state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..contract.loader import LoadedContract
+from ..engines import Engine
+from ..errors import UsageError
+from ..workspace import Access, Workspace, open_engine_for
+
+
+def warehouse_of(loaded: LoadedContract) -> str:
+    return str(Workspace(loaded).warehouse)
+
+
+@contextmanager
+def open_warehouse(
+    loaded: LoadedContract, *, access: Access = Access.READ, engine_name: str | None = None
+) -> Iterator[Engine]:
+    """The contract's warehouse, opened through the workspace (read-only by default, the
+    contract's ``engine:`` section applied as for every command); closed on exit."""
+    Workspace(loaded).require("report")
+    eng = open_engine_for(loaded, access, engine=engine_name)
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+def facts_query(
+    loaded: LoadedContract,
+    query: str,
+    *,
+    check: str | None = None,
+    runs: int = 90,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """One dashboard query (compile/dashboard.py) on the warehouse, as dicts."""
+    from ..compile import dashboard
+
+    if query not in dashboard.QUERIES:
+        raise UsageError(f"unknown facts query '{query}'", hint="one of: latest, trend, attention")
+    c = loaded.contract
+    with open_warehouse(loaded) as eng:
+        if not eng.table_exists(c.outputs.facts):
+            raise UsageError(
+                f"the warehouse has no facts table '{c.outputs.facts}' yet",
+                hint="run the contract first: sluicegate run CONTRACT",
+            )
+        quarantine = c.outputs.quarantine if eng.table_exists(c.outputs.quarantine) else None
+        dlq_status = quarantine is not None and "_dlq_status" in {
+            n for n, _t in eng.columns(quarantine)
+        }
+        q = dashboard.build(
+            query,
+            c.outputs.facts,
+            c.name,
+            quarantine=quarantine,
+            dlq_status=dlq_status,
+            check_id=check,
+            runs=runs,
+            limit=limit,
+        )
+        return eng.fetch_dicts(q.query)
