@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SCALE ?= 1m
 JARS := .jars/spark/.fetched
+KAFKA_JARS := .jars/kafka/.fetched
 
 .DEFAULT_GOAL := help
 
@@ -30,6 +31,12 @@ $(JARS): jvm/spark/pom.xml jvm/settings.xml
 	mvn -q -B -s jvm/settings.xml -f jvm/spark/pom.xml dependency:copy-dependencies
 	@touch $@
 
+$(KAFKA_JARS): jvm/kafka/pom.xml jvm/settings.xml
+	@command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven) to fetch the Kafka broker jars"; exit 2; }
+	mvn -q -B -s jvm/settings.xml -f jvm/kafka/pom.xml dependency:copy-dependencies
+	@touch $@
+
+kafka-jars: $(KAFKA_JARS) ## Fetch the Apache Kafka broker (KRaft) the Kafka tests and benchmark start, into .jars/kafka
 jars: $(JARS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/
 install: $(STAMP) ## Create .venv and install sluicegate
 dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
@@ -37,7 +44,7 @@ dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) $(JARS) ## Run the whole test suite (layers, unit, DuckDB, Spark, Flink)
+test: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Run the whole test suite (layers, unit, DuckDB, Spark, Kafka, Flink)
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_graph.py
 	$(BIN)/python -m pytest -m "not spark and not flink" -q
@@ -57,10 +64,10 @@ format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
-bench: $(DEV_STAMP) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
+bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help jars install dev demo test test-fast lint format bench clean
+.PHONY: help jars kafka-jars install dev demo test test-fast lint format bench clean
