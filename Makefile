@@ -8,6 +8,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 SCALE ?= 1m
 JARS := .jars/spark/.fetched
 CHROMIUM ?= /usr/bin/chromium
+KAFKA_JARS := .jars/kafka/.fetched
 
 .DEFAULT_GOAL := help
 
@@ -39,6 +40,12 @@ browser: ## Install Debian's chromium for the report's browser test (if missing)
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	else echo "browser: $(CHROMIUM) missing; run as root: apt-get install -y chromium"; exit 2; fi
 
+$(KAFKA_JARS): jvm/kafka/pom.xml jvm/settings.xml
+	@command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven) to fetch the Kafka broker jars"; exit 2; }
+	mvn -q -B -s jvm/settings.xml -f jvm/kafka/pom.xml dependency:copy-dependencies
+	@touch $@
+
+kafka-jars: $(KAFKA_JARS) ## Fetch the Apache Kafka broker (KRaft) the Kafka tests and benchmark start, into .jars/kafka
 jars: $(JARS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/
 install: $(STAMP) ## Create .venv and install sluicegate
 dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
@@ -46,7 +53,7 @@ dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) $(JARS) browser ## Run the whole test suite (layers, unit, DuckDB, browser, Spark, Flink, Dagster, Prefect)
+test: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) browser ## Run the whole test suite (layers, unit, DuckDB, browser, Spark, Kafka, Flink, Dagster, Prefect)
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_graph.py
 	$(BIN)/python -m pytest -m "not spark and not flink and not orchestrator" -q
@@ -71,11 +78,11 @@ format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
-bench: $(DEV_STAMP) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
+bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help browser report-screenshot jars install dev demo test test-fast lint format bench clean
+.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench clean

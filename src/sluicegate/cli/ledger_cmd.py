@@ -62,11 +62,14 @@ def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
                 led["balanced"],
             ]
         )
-        con.table(
-            f"Ledger of {loaded.contract.name} ({where}): {led['equation']}",
-            ["run", "date", "status", "files", *LEDGER_COLUMNS, "balanced"],
-            rows,
-        )
+        headers = ["run", "date", "status", "files", *LEDGER_COLUMNS, "balanced"]
+        if any("offsets" in r for r in led["runs"]):  # a Kafka source: offsets per batch
+            from .watch_cmd import offsets_text
+
+            headers[3] = "offsets"
+            for row, r in zip(rows, led["runs"], strict=False):
+                row[3] = offsets_text(r.get("offsets")) if r["micro_batch"] else "batch"
+        con.table(f"Ledger of {loaded.contract.name} ({where}): {led['equation']}", headers, rows)
         for v in led["violations"]:
             con.error(f"{v['check']}: {v['detail']}")
     sys.exit(0 if led["balanced"] else 3)

@@ -66,7 +66,7 @@ class WatchConsole(CliConsole):
         style = {"pass": "green", "warn": "yellow"}.get(result.status, "red")
         self.line(
             f"batch {number}: run {m.get('run_id')} ({m.get('logical_date')}), "
-            f"{_files(inc.get('new_files', 0))}: raw {led.get('raw', 0)} = clean "
+            f"{_input(inc)}: raw {led.get('raw', 0)} = clean "
             f"{led.get('clean', 0)} + quarantined {led.get('quarantined', 0)} + duplicates "
             f"{led.get('duplicates', 0)}; gate {result.status.upper()}"
             + ("" if result.status != "fail" else " (clean rows withheld)"),
@@ -84,6 +84,22 @@ class WatchConsole(CliConsole):
 
 def _files(n: int) -> str:
     return f"{n} file" if n == 1 else f"{n} files"
+
+
+def _input(inc: dict[str, Any]) -> str:
+    """What a micro-batch read: files, or a Kafka source's offset ranges."""
+    if "offsets_table" in inc:
+        return f"{inc.get('records', 0)} records ({offsets_text(inc.get('partitions'))})"
+    return _files(inc.get("new_files", 0))
+
+
+def offsets_text(ranges: list[dict[str, Any]] | None) -> str:
+    """``orders/0 [0, 12) orders/1 [0, 9)``: each partition's offsets of a batch."""
+    out = []
+    for r in ranges or []:
+        p = r.get("partition_id", r.get("partition"))
+        out.append(f"{r['topic']}/{p} [{r['from_offset']}, {r['to_offset']})")
+    return " ".join(out)
 
 
 def verdict_line(con: CliConsole, m: dict[str, Any], status: str, *, brief: bool = False) -> None:
@@ -131,6 +147,26 @@ def stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(s, h)
 
 
+def _nothing_new(load: Callable) -> str:
+    try:
+        kafka = load().contract.source.format == "kafka"
+    except Exception:  # noqa: BLE001 - the message only
+        kafka = False
+    if kafka:
+        return (
+            "no new records: nothing to do (every offset up to the end of the topics is published)"
+        )
+    return "no new files: nothing to do (every file under the source path is processed)"
+
+
+def _watched(loaded: Any) -> str:
+    """What a watch polls: the landing folder, or the Kafka topics and brokers."""
+    src = loaded.contract.source
+    if src.format == "kafka":
+        return f"Kafka topic(s) {', '.join(src.kafka.topics)} on {src.kafka.bootstrap_servers}"
+    return os.path.abspath(loaded.resolve_path(src.path))
+
+
 def _loader(contract: str, variables: dict[str, str], logical_date: str | None) -> Callable:
     from ..compile.contract_check import load_contract
 
@@ -156,9 +192,10 @@ def run_incremental(
     from ..run.watch import watch
 
     con = WatchConsole(quiet=quiet or as_json, json_mode=as_json, full=True)
+    load = _loader(contract, variables, logical_date)
     try:
         out = watch(
-            _loader(contract, variables, logical_date),
+            load,
             listener=con,
             stop=threading.Event(),
             engine_name=engine,
@@ -170,7 +207,7 @@ def run_incremental(
         con.stop()
     if out.batches == 0:
         if not as_json and not quiet:
-            con.line("no new files: nothing to do (every file under the source path is processed)")
+            con.line(_nothing_new(load))
         elif as_json:
             click.echo(json.dumps({"status": "empty", "batches": 0}))
     worst = max((EXIT_BY_STATUS.get(r.status, 1) for r in out.results), default=0)
@@ -228,7 +265,7 @@ def watch_cmd(
             load = _loader(contract, parse_vars(variables), logical_date)
             if not quiet and not as_json:
                 loaded = load()
-                src = os.path.abspath(loaded.resolve_path(loaded.contract.source.path))
+                src = _watched(loaded)
                 con.line(f"watching {src} every {interval:g}s (Ctrl-C stops after the batch)")
             out = watch(
                 load,

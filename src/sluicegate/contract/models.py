@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .coltypes import ColumnType, UnknownTypeError, parse_type
 from .formats import FormatError, check_format
+from .kafka_spec import KafkaSource
 from .model_spec import Model
 from .notify_spec import Alert, Lineage
 from .serve_spec import ServeTarget
@@ -148,8 +149,11 @@ class TableSource(Strict):
 
 
 class Source(TableSource):
-    """The feed a run reads."""
+    """The feed a run reads: files under ``path``, or (``format: kafka``) topics."""
 
+    path: str = ""  # required for files; a Kafka source has none (checked below)
+    format: Literal["ndjson", "csv", "parquet", "kafka"] = "ndjson"
+    kafka: KafkaSource | None = None  # contract/kafka_spec.py
     name: str | None = None
     freshness: Freshness | None = None
     # a marker (e.g. _SUCCESS) relative to the source folder; absent -> exit 4, nothing published
@@ -170,6 +174,19 @@ class Source(TableSource):
         if len(set(v)) != len(v):
             raise ValueError("a partition is listed twice")
         return v
+
+    @model_validator(mode="after")
+    def _kafka_or_path(self) -> Source:
+        if self.format == "kafka":
+            if self.kafka is None:
+                raise ValueError("format: kafka needs a kafka: section (bootstrap_servers, topics)")
+            if self.path or self.partitions or self.ready_when or self.csv:
+                raise ValueError("a Kafka source has no path, partitions, ready_when or csv")
+        elif self.kafka is not None:
+            raise ValueError(f"kafka: is only for format: kafka, not {self.format}")
+        elif not self.path:
+            raise ValueError("path is required (a file, folder or glob)")
+        return self
 
     @model_validator(mode="after")
     def _partitions_are_not_columns(self) -> Source:

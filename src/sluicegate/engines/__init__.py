@@ -47,11 +47,23 @@ def file_stream(name: str) -> Callable[..., bool] | None:
     return stream_files
 
 
+def kafka_stream(name: str) -> Callable[..., bool] | None:
+    """The streaming Kafka source of engine ``name`` (``capabilities.kafka_stream``), else
+    None. Called as ``stream(kafka_spec, contract, checkpoint, on_batch, stop=, name=,
+    interval=, until_idle=, **engine options)``; engines/spark_kafka.py documents it."""
+    if not capabilities_of(name).kafka_stream:
+        return None
+    from .spark_kafka import stream_kafka
+
+    return stream_kafka
+
+
 __all__ = [
     "ENGINES",
     "Engine",
     "EngineCapabilities",
     "capabilities_of",
     "file_stream",
+    "kafka_stream",
     "open_engine",
 ]

@@ -67,6 +67,11 @@ class Engine(ABC):
         fatal. The DuckDB implementation is engines/duckdb_inputs.py.
         """
 
+    def load_line_rows(self, rows: Any, table: str) -> None:
+        """Create ``table`` from a pyarrow Table already shaped like :meth:`load_lines`'
+        relation (a Kafka batch: engines/kafka_consumer.py), row for row."""
+        raise NotImplementedError(f"the {self.name} engine cannot load record rows yet")
+
     @abstractmethod
     def load_parquet(self, files: Sequence[str], table: str) -> None:
         """Create ``table`` from Parquet files with ``_source_file`` and 1-based ``_source_line``."""

@@ -25,6 +25,10 @@ class EngineCapabilities:
     #: a streaming file source that hands each micro-batch's new files to a callback
     #: (``watch`` and ``run --incremental`` use it instead of polling)
     file_stream: bool = False
+    #: a streaming Kafka source that hands each micro-batch's records to a callback
+    #: (engines/spark_kafka.py); without it a Kafka contract is read by the embedded
+    #: bounded consumer (engines/kafka_consumer.py) in polled micro-batches
+    kafka_stream: bool = False
     #: runs on a cluster the contract or the CLI names (``engine.master``/``remote``)
     cluster: bool = False
 
@@ -41,6 +45,7 @@ SPARK = EngineCapabilities(
     asof_join=False,
     dialect="spark",
     file_stream=True,
+    kafka_stream=True,
     cluster=True,
 )
 

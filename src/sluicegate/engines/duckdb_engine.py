@@ -111,6 +111,12 @@ class DuckDBEngine(Engine):
 
         load_lines(self.con, self.render, files, table)
 
+    def load_line_rows(self, rows: Any, table: str) -> None:
+        """A Kafka batch's lines relation (pyarrow) as a TEMP table."""
+        from .duckdb_inputs import load_line_rows
+
+        load_line_rows(self.con, self.render, rows, table)
+
     def load_parquet(self, files: Sequence[str], table: str) -> None:
         """Parquet rows by column name (union of the files' schemas) with 1-based row lineage."""
         from .duckdb_inputs import load_parquet

@@ -118,6 +118,17 @@ def load_lines(
         con.unregister(_SLOW_VIEW)
 
 
+def load_line_rows(
+    con: duckdb.DuckDBPyConnection, render: Render, rows: pa.Table, table: str
+) -> None:
+    """Create TEMP ``table`` from rows already shaped like the lines relation (Kafka)."""
+    con.register(_SLOW_VIEW, rows)
+    try:
+        con.execute(render(create_temp(table, exp.select("*").from_(exp.to_table(_SLOW_VIEW)))))
+    finally:
+        con.unregister(_SLOW_VIEW)
+
+
 def _is_utf8(path: str) -> bool:
     with open(path, "rb") as fh:
         data = fh.read()

@@ -171,6 +171,10 @@ class SparkEngine(Engine):
         df = read_lines(self.spark, files, wholetext_max_bytes=self.wholetext_max_bytes)
         self._temp_view(table, df, cache=False)
 
+    def load_line_rows(self, rows: Any, table: str) -> None:
+        """A Kafka batch's lines relation (pyarrow, collected by the stream's driver)."""
+        self._temp_view(table, self.spark.createDataFrame(rows), cache=True)
+
     def load_parquet(self, files: Sequence[str], table: str) -> None:
         self._temp_view(table, read_parquet(self.spark, files), cache=False)
 

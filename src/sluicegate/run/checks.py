@@ -27,6 +27,7 @@ CHECKS: dict[str, tuple[int, str]] = {
 #: Checks only micro-batches have (run/incremental.py, docs/streaming.md).
 STREAM_CHECKS: dict[str, tuple[int, str]] = {
     "processed_files_unchanged": (1, "warning"),
+    "kafka_offsets_contiguous": (1, "error"),  # run/offsets.py: lost offsets warn the gate
 }
 
 

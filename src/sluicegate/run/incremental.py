@@ -470,6 +470,7 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
     c = loaded.contract
     led = ledger_of(eng, DlqTables.of(c), c)
     files: dict[str, tuple[int, int]] = {}
+    offsets: dict[str, list[dict[str, Any]]] = {}
     if eng.table_exists(FILES_TABLE):
         q = (
             exp.select(
@@ -480,6 +481,11 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
             .group_by(col("run_id"))
         )
         files = {rid: (int(n), int(rec or 0)) for rid, n, rec in eng.fetch(q)}
+    from .offsets_table import offsets_by_run  # a Kafka source's ledger: offsets, not files
+
+    for rid, ranges in offsets_by_run(eng, c.name).items():
+        files[rid] = (len(ranges), sum(int(x["records"]) for x in ranges))
+        offsets[rid] = ranges
     records: dict[str, dict[str, Any]] = {}
     if eng.table_exists(RUNS_TABLE):
         q = (
@@ -495,11 +501,16 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
         n, rec_records = files.get(r["run_id"], (0, 0))
         r["micro_batch"] = r["run_id"] in files
         r["files"] = n
+        if r["run_id"] in offsets:  # topic/partition:[from, to) per range
+            r["offsets"] = [
+                {k: x[k] for k in ("topic", "partition_id", "from_offset", "to_offset", "records")}
+                for x in offsets[r["run_id"]]
+            ]
         if r["micro_batch"] and r["raw"] is not None and rec_records != r["raw"]:
             led["violations"].append(
                 {
-                    "check": "file_ledger",
-                    "detail": f"run {r['run_id']}: its files hold {rec_records} records, "
+                    "check": "offsets_ledger" if "offsets" in r else "file_ledger",
+                    "detail": f"run {r['run_id']}: its {'offsets' if 'offsets' in r else 'files'} hold {rec_records} records, "
                     f"its raw count is {r['raw']}",
                 }
             )

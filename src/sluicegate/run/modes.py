@@ -43,9 +43,14 @@ class Batch:
         return None
 
 
-def mode_of(incremental: Any) -> Mode:
+def mode_of(incremental: Any, loaded: Any = None) -> Mode:
     """The mode a caller asked for: falsy → :class:`Batch`; ``True`` or an ``Incremental``
-    → one micro-batch (run/incremental.py)."""
+    → one micro-batch (run/incremental.py; over Kafka offsets for a Kafka source, which
+    always runs as micro-batches: run/offsets.py)."""
+    if loaded is not None and loaded.contract.source.format == "kafka":
+        from .offsets import KafkaIncremental
+
+        return incremental if isinstance(incremental, KafkaIncremental) else KafkaIncremental()
     if not incremental:
         return Batch()
     from .incremental import as_incremental

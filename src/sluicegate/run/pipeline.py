@@ -135,7 +135,7 @@ def _run_locked(
         loaded=loaded,
         engine=engine,
         listener=listener,
-        mode=mode_of(incremental),
+        mode=mode_of(incremental, loaded),
         lock=lock,
         started_at=started,
     )
@@ -235,6 +235,8 @@ def _load_typed(
     if spec.format in read_table.LOADS_PARQUET:
         eng.load_parquet(files, lines_table)
         physical = dict(eng.columns(lines_table))
+    elif spec.format == "kafka":  # the micro-batch's messages (run/offsets.py)
+        ctx.mode.load_lines(eng, lines_table)
     else:
         eng.load_lines(files, lines_table)
     select = read_table.typed_select(lines_table, spec, partitions, eng.dialect, physical)

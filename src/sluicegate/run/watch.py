@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..engines import file_stream
+from ..engines import file_stream, kafka_stream
 from ..errors import LockedError, UsageError
 from ..report.events import Listener
 from ..workspace import Workspace
@@ -94,7 +94,23 @@ def watch(
     with wlock.hold():
         if wlock.took_over is not None:
             listener.notice(f"took over a stale watch lock from {wlock.took_over.describe()}")
-        if file_stream(name) is not None:
+        if first.contract.source.format == "kafka":  # Kafka: a stream, or polled batches
+            if kafka_stream(name) is not None:
+                from .kafka_watch import stream_kafka
+
+                return stream_kafka(
+                    load,
+                    listener,
+                    stop,
+                    name,
+                    engine_options,
+                    interval,
+                    max_batches,
+                    until_idle,
+                    WatchOutcome(0, "stopped"),
+                    judge,
+                )
+        elif file_stream(name) is not None:
             return _stream(
                 load, listener, stop, name, engine_options, interval, max_batches, until_idle
             )

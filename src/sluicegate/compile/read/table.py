@@ -33,6 +33,9 @@ READERS: dict[tuple[str, str], Reader] = {
     ("csv", "spark"): csv_spark.typed_select,
     ("parquet", "duckdb"): partial(_parquet, DUCKDB),
     ("parquet", "spark"): partial(_parquet, SPARK),
+    # a Kafka message's value is read as one NDJSON line (docs/streaming.md §10)
+    ("kafka", "duckdb"): ndjson_duckdb.typed_select,
+    ("kafka", "spark"): ndjson_spark.typed_select,
 }
 
 #: How each format is loaded before its reader runs: text lines or Parquet rows.
