@@ -81,6 +81,7 @@ format: $(DEV_STAMP) ## ruff format
 bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
+	$(BIN)/python benchmarks/kafka_latency.py
 
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
