@@ -12,15 +12,21 @@ from typing import Any
 from ..errors import EngineUnavailable
 from .base import Engine
 from .capabilities import EngineCapabilities, capabilities_of
+from .storage import FORMATS, StorageCapabilities, choose_format
 
 ENGINES = ("duckdb", "spark")
 
 
-def open_engine(name: str, warehouse: str, **options: Any) -> Engine:
-    """Open the engine ``name`` on ``warehouse`` (a DuckDB file, or a directory for Spark)."""
+def open_engine(
+    name: str, warehouse: str, *, table_format: str | None = None, **options: Any
+) -> Engine:
+    """Open the engine ``name`` on ``warehouse`` (a DuckDB file, or a folder / ``s3://`` URI
+    of Delta tables), storing tables in ``table_format`` (``outputs.format``; None = the
+    engine's default). See engines/storage.py for the seam between engine and format."""
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 
+        choose_format(table_format, name, DuckDBEngine.formats)
         return DuckDBEngine(warehouse, **options)
     if name == "spark":
         try:
@@ -30,6 +36,7 @@ def open_engine(name: str, warehouse: str, **options: Any) -> Engine:
                 f"the Spark engine is not available: {exc}",
                 hint="pip install 'sluicegate[spark]'  (needs Java 17 on PATH or JAVA_HOME)",
             ) from None
+        choose_format(table_format, name, SparkEngine.formats)
         return SparkEngine(warehouse, **options)
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
 
@@ -66,4 +73,6 @@ __all__ = [
     "file_stream",
     "kafka_stream",
     "open_engine",
+    "StorageCapabilities",
+    "FORMATS",
 ]
