@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow.dataset as ds
 import pytest
 
 from sluicegate.compile.contract_check import load_contract
@@ -75,22 +74,12 @@ def duckdb_table(warehouse: Path, table: str) -> list[tuple]:
 
 
 def parquet_table(folder: Path) -> list[tuple]:
-    """A Spark output read with pyarrow (Hive partitions from the folder names)."""
-    files = [p for p in folder.rglob("*.parquet") if not p.name.startswith((".", "_"))]
-    if not files:
+    """A Spark output (a Delta table) read by delta-rs, not by sluicegate or Spark."""
+    from tests.delta_read import delta_dicts, is_delta
+
+    if not is_delta(folder):
         return []
-    data = ds.dataset(
-        str(folder),
-        format="parquet",
-        partitioning="hive",
-        exclude_invalid_files=True,
-        ignore_prefixes=[".", "_sluicegate", "_SUCCESS"],  # keep the _logical_date=… folders
-    )
-    rows = data.to_table().to_pylist()
-    for r in rows:
-        if isinstance(r.get("_logical_date"), str):
-            r["_logical_date"] = dt.date.fromisoformat(r["_logical_date"])
-    return _rows(rows)
+    return _rows(delta_dicts(folder))
 
 
 def run_both(contract: Path, tmp: Path, variables: dict[str, str], day: str) -> dict[str, Any]:

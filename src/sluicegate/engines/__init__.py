@@ -36,8 +36,8 @@ def open_engine(
                 f"the Spark engine is not available: {exc}",
                 hint="pip install 'sluicegate[spark]'  (needs Java 17 on PATH or JAVA_HOME)",
             ) from None
-        choose_format(table_format, name, SparkEngine.formats)
-        return SparkEngine(warehouse, **options)
+        fmt = choose_format(table_format, name, SparkEngine.formats)
+        return SparkEngine(warehouse, table_format=fmt, **options)
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
 
 

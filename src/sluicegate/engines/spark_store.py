@@ -22,6 +22,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from .storage import CommitResult, StorageCapabilities
 
 if TYPE_CHECKING:
@@ -45,8 +47,9 @@ class SparkStoreTx(ABC):
     def drop(self, name: str) -> None: ...
 
     @abstractmethod
-    def target(self, name: str) -> str:
-        """A Spark SQL table reference DML may change in place (staged, not published)."""
+    def target(self, name: str) -> exp.Table:
+        """The table DML may change in place (the staged copy, never the published
+        table), aliased ``name`` so the statement's qualified columns still resolve."""
 
     @abstractmethod
     def insert(self, name: str, rows: DataFrame, *, overwrite: bool = False) -> None:
