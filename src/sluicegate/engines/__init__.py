@@ -26,7 +26,10 @@ def open_engine(
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 
-        choose_format(table_format, name, DuckDBEngine.formats)
+        if choose_format(table_format, name, DuckDBEngine.formats) == "delta":
+            from .duckdb_delta import DuckDBDeltaEngine
+
+            return DuckDBDeltaEngine(warehouse, **options)
         return DuckDBEngine(warehouse, **options)
     if name == "spark":
         try:

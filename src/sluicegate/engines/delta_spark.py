@@ -39,28 +39,31 @@ File operations go through Hadoop's FileSystem, so the warehouse may be ``s3a://
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import socket
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ..compile.render import col, ident, lit, render
+from ..compile.render import col, ident, render
+from .delta_journal import (
+    ACTIVE,
+    INTERNAL,
+    KEY,
+    MARKER,
+    PARTITION,
+    Entry,
+    in_dates,
+    new_tx_id,
+    orphan,
+)
 from .spark_store import Fault, SparkStoreTx, SparkTableStore
 from .storage import DELTA, CommitResult, spark_uri
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-INTERNAL = ".sluicegate"
-PARTITION = "_logical_date"
-KEY = "_dlq_sk"
-MARKER = "sluicegate-tx:"
-
-_ACTIVE: set[str] = set()
-"""Transactions of this process still open (their shadows are not orphans)."""
+_ACTIVE = ACTIVE  # tests clear it to play a crashed process
 
 
 class HadoopFS:
@@ -111,18 +114,6 @@ class HadoopFS:
 
     def delete(self, path: str) -> None:
         self._fs.delete(self._p(path), True)
-
-
-@dataclass
-class Entry:
-    """One table a transaction touched, as recorded in the journal."""
-
-    name: str
-    shadow: str
-    before: int | None  # the published version when first touched; None: did not exist
-    how: str  # "replace" (created whole), "dates", "key", "whole", "drop"
-    dirty: bool = False
-    columns: tuple[str, ...] = ()
 
 
 class DeltaStore(SparkTableStore):
@@ -186,7 +177,7 @@ class DeltaStore(SparkTableStore):
                 f"(transaction {doc['tx']}; published now: {', '.join(published) or 'none'})"
             )
         for tx in self.fs.children(f"{self.internal}/staging"):
-            if _orphan(tx):
+            if orphan(tx):
                 self.fs.delete(f"{self.internal}/staging/{tx}")
                 done.append(f"removed the staging of an interrupted run ({tx})")
         return done
@@ -198,7 +189,7 @@ class DeltaTx(SparkStoreTx):
     def __init__(self, store: DeltaStore) -> None:
         self.store = store
         self.spark = store.spark
-        self.tx = f"{socket.gethostname()}~{os.getpid()}~{secrets.token_hex(6)}"
+        self.tx = new_tx_id()
         self.folder = f"{store.internal}/staging/{self.tx}"
         self.entries: dict[str, Entry] = {}
         self._n = 0
@@ -272,6 +263,12 @@ class DeltaTx(SparkStoreTx):
         entries = [e for e in self.entries.values() if e.dirty]
         marker = MARKER + self.tx
         result = CommitResult()
+        for e in entries:
+            if e.how == "dates":
+                e.dates = [
+                    str(d) if d is not None else None for d in changed_dates(self.spark, e.shadow)
+                ]
+        entries = [e for e in entries if e.how != "dates" or e.dates]
         if entries:
             doc = {"tx": self.tx, "marker": marker, "entries": [asdict(e) for e in entries]}
             self.store.fs.write_text(
@@ -326,16 +323,10 @@ def _publish(store: DeltaStore, e: Entry, marker: str) -> int | None:
         w.option("userMetadata", marker).save(path)
         return table_version(spark, path)
     if e.how == "dates":
-        changes = (
-            spark.read.format("delta")
-            .option("readChangeFeed", "true")
-            .option("startingVersion", 1)
-            .load(e.shadow)
-        )
-        dates = [r[0] for r in changes.select(PARTITION).distinct().collect()]
+        dates = e.dates if e.dates is not None else changed_dates(spark, e.shadow)
         if not dates:
             return None
-        cond = render(_in_dates(dates), "spark")
+        cond = render(in_dates(dates), "spark")
         w = _writer(shadow.where(cond), "overwrite").option("replaceWhere", cond)
         w.option("userMetadata", marker).save(path)
         return table_version(spark, path)
@@ -400,19 +391,15 @@ def _merge(path: str, shadow: str, columns: list[str]) -> exp.Merge:
     )
 
 
-def _in_dates(dates: list) -> exp.Expression:
-    values = [d for d in dates if d is not None]
-    parts: list[exp.Expression] = []
-    if values:
-        parts.append(
-            exp.In(
-                this=col(PARTITION),
-                expressions=[exp.cast(lit(str(d)), "DATE") for d in sorted(values)],
-            )
-        )
-    if len(values) < len(dates):
-        parts.append(exp.Is(this=col(PARTITION), expression=exp.null()))
-    return exp.or_(*parts) if len(parts) > 1 else parts[0]
+def changed_dates(spark: SparkSession, shadow: str) -> list:
+    """The ``_logical_date`` values the shadow's change feed names since it was cloned."""
+    changes = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", 1)
+        .load(shadow)
+    )
+    return [r[0] for r in changes.select(PARTITION).distinct().collect()]
 
 
 def _jvm_table(spark: SparkSession, path: str):  # noqa: ANN202 - io.delta.tables.DeltaTable
@@ -432,21 +419,3 @@ def _jvm_history(spark: SparkSession, path: str, limit: int | None = None) -> Da
 def table_version(spark: SparkSession, path: str) -> int:
     """The latest version of the Delta table at ``path``."""
     return int(_jvm_history(spark, path, 1).select("version").collect()[0][0])
-
-
-def _orphan(tx: str) -> bool:
-    """A staging folder whose transaction can no longer commit (its process is gone)."""
-    host, _, rest = tx.partition("~")
-    pid_text = rest.partition("~")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False  # another host's transaction: never presumed dead
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return tx not in _ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
