@@ -18,7 +18,9 @@ def delta_dicts(folder: Path | str, version: int | None = None) -> list[dict[str
 
     table = DeltaTable(str(folder), version=version)
     out: list[dict[str, Any]] = []
-    for action in table.get_add_actions(flatten=True).to_pylist():
+    import pyarrow as pa
+
+    for action in pa.table(table.get_add_actions(flatten=True)).to_pylist():
         parts = {
             k.removeprefix("partition."): v for k, v in action.items() if k.startswith("partition.")
         }

@@ -196,12 +196,13 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
         )
     elif e.how == "key":
         names = data.column_names
-        same = " AND ".join(f"t.`{c}` IS NOT DISTINCT FROM s.`{c}`" for c in names)
+        # parenthesised: DataFusion binds AND tighter than IS NOT DISTINCT FROM
+        same = " AND ".join(f'(t."{c}" IS NOT DISTINCT FROM s."{c}")' for c in names)
         (
             DeltaTable(path)
             .merge(
                 data,
-                predicate=f"t.`{KEY}` = s.`{KEY}`",
+                predicate=f't."{KEY}" = s."{KEY}"',
                 source_alias="s",
                 target_alias="t",
                 commit_properties=_props(marker),
