@@ -242,16 +242,30 @@ class DeltaTx(SparkStoreTx):
         e = self.entries[name]
         _writer(rows, "overwrite" if overwrite else "append").save(e.shadow)
         e.dirty = True
+        e.dates = None
 
     def changed(self, name: str) -> None:
         self.entries[name].dirty = True
+        self.entries[name].dates = None
 
     def staged_versions(self) -> dict[str, int]:
-        return {
-            e.name: (e.before + 1 if e.before is not None else 0)
-            for e in self.entries.values()
-            if e.dirty and e.how != "drop"
-        }
+        """Each changed table's version after commit; a date table whose change feed
+        names no date is not published and keeps its version."""
+        out = {}
+        for e in self.entries.values():
+            if not e.dirty or e.how == "drop":
+                continue
+            self._plan(e)
+            changes = e.how != "dates" or bool(e.dates)
+            out[e.name] = (e.before + 1 if changes else e.before) if e.before is not None else 0
+        return out
+
+    def _plan(self, e: Entry) -> None:
+        """The dates a date table's publish replaces (from the shadow's change feed)."""
+        if e.how == "dates" and e.dates is None:
+            e.dates = [
+                str(d) if d is not None else None for d in changed_dates(self.spark, e.shadow)
+            ]
 
     def _before(self, name: str) -> int | None:
         if name in self.entries:
@@ -264,10 +278,7 @@ class DeltaTx(SparkStoreTx):
         marker = MARKER + self.tx
         result = CommitResult()
         for e in entries:
-            if e.how == "dates":
-                e.dates = [
-                    str(d) if d is not None else None for d in changed_dates(self.spark, e.shadow)
-                ]
+            self._plan(e)
         entries = [e for e in entries if e.how != "dates" or e.dates]
         if entries:
             doc = {"tx": self.tx, "marker": marker, "entries": [asdict(e) for e in entries]}

@@ -130,6 +130,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
             self._prepare(name, replacing=isinstance(stmt, exp.Create | exp.Drop))
             super().execute(statement)
             self._tx[name].dirty = True
+            self._tx[name].dates = None  # changed again: recompute at commit
             if isinstance(stmt, exp.Drop):
                 self._tx[name].how = "drop"
         except BaseException:
@@ -189,13 +190,19 @@ class DuckDBDeltaEngine(DuckDBEngine):
         self._tx = {}
 
     def staged_versions(self) -> dict[str, int]:
+        """Each changed table's version after commit; a date table whose rows did not
+        change is not published and keeps its version."""
         if self._tx is None:
             return {}
-        return {
-            e.name: (e.before + 1 if e.before is not None else 0)
-            for e in self._tx.values()
-            if e.dirty and e.how != "drop"
-        }
+        out = {}
+        for e in self._tx.values():
+            if not e.dirty or e.how == "drop":
+                continue
+            if e.how == "dates" and e.dates is None:
+                e.dates = self._changed_dates(e.name)
+            changes = e.how != "dates" or bool(e.dates)
+            out[e.name] = (e.before + 1 if changes else e.before) if e.before is not None else 0
+        return out
 
     def commit(self) -> None:
         tx, self._tx = self._tx, None
@@ -208,7 +215,8 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 continue
             table = ident(e.name)
             if e.how == "dates":
-                e.dates = self._changed_dates(e.name)
+                if e.dates is None:
+                    e.dates = self._changed_dates(e.name)
                 if not e.dates:
                     e.how = "none"
                     continue
