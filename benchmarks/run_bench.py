@@ -377,17 +377,33 @@ def run_pipeline(
     return res
 
 
+def as_format(contract: Path, table_format: str, tmp: Path) -> Path:
+    """A copy of ``contract`` in ``tmp`` with ``outputs.format`` set (its paths are all
+    ``--var``s, so the copy reads the same feed)."""
+    text = contract.read_text(encoding="utf-8")
+    out = tmp / f"contract-{table_format}.yml"
+    out.write_text(text.replace("\noutputs:\n", f"\noutputs:\n  format: {table_format}\n", 1))
+    return out
+
+
 def sluicegate_pipeline(
-    name: str, exe: Path, contract: Path, warehouse: str, engine_args: list[str]
+    name: str,
+    exe: Path,
+    contract: Path,
+    warehouse: str,
+    engine_args: list[str],
+    table_format: str | None = None,
 ) -> Pipeline:
     """``sluicegate run`` of the contract on the feed, writing into the run's scratch dir;
-    its published outputs are read back and checked as well as its metrics."""
+    its published outputs are read back and checked as well as its metrics.
+    ``table_format`` runs a copy of the contract with that ``outputs.format``."""
 
     def argv(feed: Path, tmp: Path) -> list[str]:
+        path = as_format(contract, table_format, tmp) if table_format else contract
         return [
             str(exe),
             "run",
-            str(contract),
+            str(path),
             *engine_args,
             "--var",
             f"root={feed}",
@@ -421,6 +437,10 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
         skipped.append(Result("sluicegate", lines, skipped="no sluicegate executable found"))
     else:
         chosen.append(sluicegate_pipeline("sluicegate", exe, contract, "warehouse.duckdb", []))
+        # the same run with outputs.format: delta (DuckDB computes, delta-rs publishes)
+        chosen.append(
+            sluicegate_pipeline("sluicegate-delta", exe, contract, "warehouse", [], "delta")
+        )
     spark_skip = None  # why both Spark rows are skipped
     if args.skip_spark:
         spark_skip = "--skip-spark"
@@ -431,7 +451,7 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
     elif spark_skip:
         skipped.append(Result("sluicegate-spark", lines, skipped=spark_skip))
     else:
-        # on Spark the warehouse is a directory of Parquet tables; local[2] as baseline_spark.py
+        # Spark + Delta (the Spark default format); local[2] as baseline_spark.py
         spark = ["--engine", "spark", "--spark-master", SPARK_MASTER]
         chosen.append(sluicegate_pipeline("sluicegate-spark", exe, contract, "warehouse", spark))
     chosen.append(

@@ -49,8 +49,8 @@ def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
             "sum_amount": round(float(amount or 0), 2),
             "sum_customer_version": int(version or 0),
         }
-        if warehouse.is_dir():  # the Spark engine: one Parquet dataset per table
-            dim_files = sorted(str(p) for p in (warehouse / DIMENSION).rglob("*.parquet"))
+        if warehouse.is_dir():  # a Delta warehouse: the files the table's log lists
+            dim_files = delta_files(warehouse / DIMENSION)
             if not dim_files:
                 out["output_error"] = f"no {DIMENSION} dataset under {warehouse}"
                 return out
@@ -65,3 +65,13 @@ def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
     finally:
         con.close()
     return out
+
+
+def delta_files(table: Path) -> list[str]:
+    """The data files of a Delta table's current version, listed by delta-rs (a folder's
+    Parquet files also hold removed versions)."""
+    if not (table / "_delta_log").is_dir():
+        return []
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(str(table)).file_uris())

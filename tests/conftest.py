@@ -64,8 +64,13 @@ def spark():
     """One local SparkSession for the whole test run (started only when a test asks)."""
     from pyspark.sql import SparkSession
 
+    from sluicegate.engines.spark_jars import lakehouse_config
+
+    builder = SparkSession.builder
+    for k, v in lakehouse_config({}).items():  # Delta's jars, extension and catalog
+        builder = builder.config(k, v)
     s = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("sluicegate-tests")
         .config("spark.sql.ansi.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")

@@ -145,4 +145,9 @@ def open_engine_for(
     name, options = engine_options(
         loaded, access, engine=engine, overrides=overrides, wait_seconds=wait_seconds
     )
-    return open_engine(name, str(Workspace(loaded).warehouse), **options)
+    return open_engine(
+        name,
+        str(Workspace(loaded).warehouse),
+        table_format=loaded.contract.outputs.format,  # engines/storage.py
+        **options,
+    )

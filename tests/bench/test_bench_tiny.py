@@ -369,10 +369,12 @@ def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any
 
 
 @pytest.mark.duckdb
-def test_harness_checks_what_sluicegate_published(tmp_path: Path) -> None:
-    """The sluicegate row is judged on its metrics *and* on the fact export and dimension
-    it published, read back after the run: fact rows and checksums, dimension rows."""
-    record = _run_harness(tmp_path, "sluicegate")
+@pytest.mark.parametrize("row", ["sluicegate", "sluicegate-delta"])
+def test_harness_checks_what_sluicegate_published(tmp_path: Path, row: str) -> None:
+    """The sluicegate rows (DuckDB file; DuckDB + Delta) are judged on their metrics *and*
+    on the fact export and dimension they published, read back after the run (the Delta
+    dimension through delta-rs's file list): fact rows and checksums, dimension rows."""
+    record = _run_harness(tmp_path, row)
     assert record["correct"] is True, record["runs"]
     reported = record["runs"][0]["reported"]
     expected = json.loads(

@@ -1,9 +1,10 @@
 """Differential: the example contracts give the same outcomes on DuckDB and on Spark.
 
-Each contract runs once per engine on the same input (same run id: only the warehouse
-location differs, set after loading so the contract digest is the same). Then every
-output is read back *independently of the engines* — DuckDB's file with DuckDB, Spark's
-Parquet folders with pyarrow — and compared row for row: clean, quarantine (the DLQ
+Each contract runs on DuckDB-file, DuckDB + Delta and Spark + Delta on the same input
+(same run id: only the warehouse location and format differ, set after loading so the
+contract digest is the same). Then every output is read back *independently of the
+engines* — DuckDB's file with DuckDB, the Delta tables with delta-rs — and compared row
+for row: clean, quarantine (the DLQ
 inbox and outbox), duplicates, quality facts and run record (minus wall-clock columns),
 and for retail the model (dimension, fact table, marts, the Parquet export). The run
 metrics must agree on every count.
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow.dataset as ds
 import pytest
 
 from sluicegate.compile.contract_check import load_contract
@@ -75,49 +75,57 @@ def duckdb_table(warehouse: Path, table: str) -> list[tuple]:
 
 
 def parquet_table(folder: Path) -> list[tuple]:
-    """A Spark output read with pyarrow (Hive partitions from the folder names)."""
-    files = [p for p in folder.rglob("*.parquet") if not p.name.startswith((".", "_"))]
-    if not files:
+    """A Spark output (a Delta table) read by delta-rs, not by sluicegate or Spark."""
+    from tests.delta_read import delta_dicts, is_delta
+
+    if not is_delta(folder):
         return []
-    data = ds.dataset(
-        str(folder),
-        format="parquet",
-        partitioning="hive",
-        exclude_invalid_files=True,
-        ignore_prefixes=[".", "_sluicegate", "_SUCCESS"],  # keep the _logical_date=… folders
-    )
-    rows = data.to_table().to_pylist()
-    for r in rows:
-        if isinstance(r.get("_logical_date"), str):
-            r["_logical_date"] = dt.date.fromisoformat(r["_logical_date"])
-    return _rows(rows)
+    return _rows(delta_dicts(folder))
 
 
-def run_both(contract: Path, tmp: Path, variables: dict[str, str], day: str) -> dict[str, Any]:
+#: (engine, outputs.format, warehouse name): DuckDB-file, DuckDB + Delta, Spark + Delta
+VARIANTS = {
+    "duckdb": ("duckdb", None, "wh.duckdb"),
+    "duckdb-delta": ("duckdb", "delta", "wh-delta"),
+    "spark": ("spark", "delta", "wh-spark"),
+}
+
+
+def run_both(
+    contract: Path,
+    tmp: Path,
+    variables: dict[str, str],
+    day: str,
+    variants: tuple[str, ...] = ("duckdb", "duckdb-delta", "spark"),
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for engine in ("duckdb", "spark"):
+    for variant in variants:
+        engine, fmt, wh_name = VARIANTS[variant]
         loaded = load_contract(contract, variables=variables, logical_date=day)
-        wh = tmp / ("wh.duckdb" if engine == "duckdb" else "wh-spark")
+        wh = tmp / wh_name
         loaded.contract.outputs.warehouse = str(wh)
+        loaded.contract.outputs.format = fmt
         if loaded.contract.outputs.export:
-            loaded.contract.outputs.export = str(tmp / f"export-{engine}")
+            loaded.contract.outputs.export = str(tmp / f"export-{variant}")
         result = run_contract(loaded, engine_name=engine)
-        out[engine] = {"result": result, "warehouse": wh, "loaded": loaded}
+        out[variant] = {"result": result, "warehouse": wh, "loaded": loaded}
     return out
 
 
 def assert_same_outcome(runs: dict[str, Any], tables: list[str]) -> None:
-    duck, sprk = runs["duckdb"], runs["spark"]
-    assert duck["result"].status == sprk["result"].status
-    assert duck["result"].exit_code == sprk["result"].exit_code
-    for key in METRIC_KEYS:
-        assert duck["result"].metrics.get(key) == sprk["result"].metrics.get(key), key
-    assert duck["result"].metrics["gate"]["status"] == sprk["result"].metrics["gate"]["status"]
-    for table in tables:
-        want = duckdb_table(duck["warehouse"], table)
-        got = parquet_table(sprk["warehouse"] / table)
-        assert got == want, table
-        assert want or table.endswith(("_outbox", "duplicates")), f"{table} is empty"
+    duck = runs["duckdb"]
+    for variant in [v for v in VARIANTS if v != "duckdb" and v in runs]:
+        other = runs[variant]
+        assert duck["result"].status == other["result"].status, variant
+        assert duck["result"].exit_code == other["result"].exit_code, variant
+        for key in METRIC_KEYS:
+            assert duck["result"].metrics.get(key) == other["result"].metrics.get(key), key
+        assert duck["result"].metrics["gate"]["status"] == other["result"].metrics["gate"]["status"]
+        for table in tables:
+            want = duckdb_table(duck["warehouse"], table)
+            got = parquet_table(other["warehouse"] / table)
+            assert got == want, f"{variant}: {table}"
+            assert want or table.endswith(("_outbox", "duplicates")), f"{table} is empty"
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +164,7 @@ def test_retail_same_outcome_on_both_engines(retail):
     assert_same_outcome(retail, tables)
     truth = retail["truth"]
     led = retail["spark"]["result"].metrics["ledger"]
+    assert retail["spark"]["result"].metrics["table_versions"][o.clean] == 0
     assert led["raw"] == truth["raw_lines"]
     assert led["duplicates"] == truth["duplicates_dropped"]
     assert led["clean"] == truth["clean"]

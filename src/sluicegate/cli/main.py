@@ -34,6 +34,7 @@ from .facts_cmd import facts
 from .report_cmd import report_cmd
 from .schema_cmd import schema_cmd
 from .serve_cmd import serve_cmd
+from .snapshot_cmd import snapshot_cmd
 from .watch_cmd import watch_cmd
 
 date_option = logical_date_option(
@@ -331,6 +332,7 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 cli.add_command(dlq)
 cli.add_command(facts)
 cli.add_command(report_cmd)
+cli.add_command(snapshot_cmd)
 cli.add_command(watch_cmd)
 cli.add_command(serve_cmd)
 cli.add_command(schema_cmd)

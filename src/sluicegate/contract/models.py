@@ -233,6 +233,10 @@ class Outputs(Strict):
     """Where results go. Table names are plain identifiers."""
 
     warehouse: str
+    #: the table format (engines/storage.py): ``duckdb`` (one file, the embedded default)
+    #: or ``delta`` (a Delta Lake table per output, the Spark default); None = the
+    #: engine's default
+    format: Literal["duckdb", "delta"] | None = None
     clean: str = Field(pattern=SQL_IDENT)
     quarantine: str = Field(pattern=SQL_IDENT)
     duplicates: str = Field(default="duplicates", pattern=SQL_IDENT)

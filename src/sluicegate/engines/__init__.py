@@ -12,15 +12,24 @@ from typing import Any
 from ..errors import EngineUnavailable
 from .base import Engine
 from .capabilities import EngineCapabilities, capabilities_of
+from .storage import FORMATS, StorageCapabilities, choose_format
 
 ENGINES = ("duckdb", "spark")
 
 
-def open_engine(name: str, warehouse: str, **options: Any) -> Engine:
-    """Open the engine ``name`` on ``warehouse`` (a DuckDB file, or a directory for Spark)."""
+def open_engine(
+    name: str, warehouse: str, *, table_format: str | None = None, **options: Any
+) -> Engine:
+    """Open the engine ``name`` on ``warehouse`` (a DuckDB file, or a folder / ``s3://`` URI
+    of Delta tables), storing tables in ``table_format`` (``outputs.format``; None = the
+    engine's default). See engines/storage.py for the seam between engine and format."""
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 
+        if choose_format(table_format, name, DuckDBEngine.formats) == "delta":
+            from .duckdb_delta import DuckDBDeltaEngine
+
+            return DuckDBDeltaEngine(warehouse, **options)
         return DuckDBEngine(warehouse, **options)
     if name == "spark":
         try:
@@ -30,7 +39,8 @@ def open_engine(name: str, warehouse: str, **options: Any) -> Engine:
                 f"the Spark engine is not available: {exc}",
                 hint="pip install 'sluicegate[spark]'  (needs Java 17 on PATH or JAVA_HOME)",
             ) from None
-        return SparkEngine(warehouse, **options)
+        fmt = choose_format(table_format, name, SparkEngine.formats)
+        return SparkEngine(warehouse, table_format=fmt, **options)
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
 
 
@@ -66,4 +76,6 @@ __all__ = [
     "file_stream",
     "kafka_stream",
     "open_engine",
+    "StorageCapabilities",
+    "FORMATS",
 ]

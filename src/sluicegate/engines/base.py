@@ -15,6 +15,7 @@ from typing import Any
 from sqlglot import exp
 
 from .capabilities import EngineCapabilities
+from .storage import DUCKDB_FILE, CommitResult, StorageCapabilities
 
 
 @dataclass
@@ -43,6 +44,19 @@ class Engine(ABC):
     profile_stage: str = ""
     #: what opening the warehouse repaired (an interrupted publish), for the run's log
     notices: Sequence[str] = ()
+    #: the table formats this engine can store its durable tables in; the first is its
+    #: default (``outputs.format`` chooses, see engines/storage.py)
+    formats: tuple[str, ...] = ("duckdb",)
+    #: what the opened warehouse's format promises (atomicity, versions, time travel ...)
+    storage: StorageCapabilities = DUCKDB_FILE
+    #: what the last ``commit`` published (table versions where the format has them)
+    last_commit: CommitResult | None = None
+
+    def staged_versions(self) -> dict[str, int]:
+        """The version each table changed by the open transaction will have once
+        committed (empty for formats without versions). Lets the run record, written in
+        the same transaction and published last, name every table's version."""
+        return {}
 
     @abstractmethod
     def execute(self, statement: exp.Expression | str) -> None:

@@ -34,6 +34,7 @@ class DuckDBEngine(Engine):
     name = "duckdb"
     dialect = "duckdb"
     capabilities = DUCKDB
+    formats = ("duckdb", "delta")  # delta: engines/duckdb_delta.py
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The scale-out engine: Apache Spark, with Parquet tables under a warehouse directory.
+"""The scale-out engine: Apache Spark, with Delta Lake tables under a warehouse folder or URI.
 
 The same sqlglot trees the DuckDB engine runs are rendered for Spark SQL here. What
 Spark lacks, the engine supplies without Python UDFs on the row path:
@@ -7,11 +7,11 @@ Spark lacks, the engine supplies without Python UDFs on the row path:
 * **temporary tables** — a DataFrame persisted (memory, spilling to disk) and registered
   as a temp view of a private session, materialized when created (DuckDB's TEMP tables
   are snapshots too);
-* **durable tables and transactions** — plain Parquet cannot be updated, so DELETE, UPDATE
-  and MERGE are rewritten into the table's new content (``spark_dml``), staged per
-  ``_logical_date`` partition (``spark_tx``) and published at commit by journaled folder
-  swaps (``spark_warehouse``). ``begin``/``commit``/``rollback`` keep the DuckDB shape, so
-  ``run/publish.py`` does not know which engine it drives.
+* **durable tables and transactions** — a table store of the contract's format
+  (``spark_store``; Delta: ``delta_spark``) stages each changed table, runs DELETE,
+  UPDATE and MERGE natively on the staged copy, and publishes at commit.
+  ``begin``/``commit``/``rollback`` keep the DuckDB shape, so ``run/publish.py`` does
+  not know which engine or format it drives.
 
 Example (what ``sluicegate run CONTRACT --engine spark`` does underneath)::
 
@@ -34,14 +34,14 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from ..compile.render import ident
 from ..errors import SluiceError
 from .base import Engine
 from .capabilities import SPARK
-from .spark_dml import rewrite, static_partitions, target_name
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
-from .spark_tx import Transaction, conform, nullable, read_published
-from .spark_warehouse import PARTITION, Warehouse
+from .spark_store import SparkStoreTx, store_class
+from .storage import is_object_store
 
 BIG_STATEMENT = 20_000
 """SQL longer than this (characters) runs without whole-stage codegen (see ``_sized``)."""
@@ -59,11 +59,12 @@ def _py(value: Any) -> Any:
 
 
 class SparkEngine(Engine):
-    """Spark SQL on a private session; Parquet tables under ``warehouse``."""
+    """Spark SQL on a private session; durable tables in a table store (Delta by default)."""
 
     name = "spark"
     dialect = "spark"
     capabilities = SPARK
+    formats = ("delta",)
 
     def __init__(
         self,
@@ -76,11 +77,17 @@ class SparkEngine(Engine):
         contract_remote: str | None = None,
         wholetext_max_bytes: int = DEFAULT_WHOLETEXT_MAX_BYTES,
         fault: Callable[[str], None] | None = None,
+        table_format: str = "delta",
     ) -> None:
-        self.store = Warehouse(warehouse)
-        self.warehouse = str(self.store.root)
-        #: what opening the warehouse repaired (an interrupted publish), for the run's log
-        self.notices: list[str] = self.store.recover()
+        if not is_object_store(warehouse):
+            warehouse = os.path.abspath(warehouse)
+            if os.path.exists(warehouse) and not os.path.isdir(warehouse):
+                raise SluiceError(
+                    f"the Spark warehouse {warehouse} is a file; it must be a directory",
+                    hint="point outputs.warehouse at a folder (e.g. ./warehouse) for --engine spark",
+                )
+            os.makedirs(warehouse, exist_ok=True)
+        self.warehouse = warehouse
         self.spec = resolve_spec(
             master,
             remote,
@@ -89,12 +96,16 @@ class SparkEngine(Engine):
             contract_remote=contract_remote,
         )
         self.spark, self._owned = open_session(self.spec)
+        self.store = store_class(table_format)(self.spark, warehouse)
+        self.storage = self.store.capabilities
+        #: what opening the warehouse repaired (an interrupted publish), for the run's log
+        self.notices: list[str] = self.store.recover()
         self.wholetext_max_bytes = wholetext_max_bytes
-        if fault is None:  # SLUICEGATE_FAULT=spark:journaled … kills the run there (tests)
+        if fault is None:  # SLUICEGATE_FAULT=delta:journaled … kills the run there (tests)
             from ..faults import checkpoint as fault
         self._fault = fault
         self._temps: dict[str, DataFrame] = {}
-        self._tx: Transaction | None = None
+        self._tx: SparkStoreTx | None = None
         self._views: set[str] = set()
         for table in self.store.tables():
             self._publish_view(table)
@@ -191,15 +202,15 @@ class SparkEngine(Engine):
             self._temp_view(table, df, cache=True)
             return
         with self._autocommit():
-            st = self._tx.create(table, df)
-            self._stage_view(table, st.frame(self.spark))
+            self._tx.create(table, df)
+            self._stage_view(table)
 
     def table_exists(self, table: str) -> bool:
         if table in self._temps:
             return True
-        if self._tx is not None and table in self._tx.tables:
-            return not self._tx.tables[table].dropped
-        return self.store.read_meta(table) is not None
+        if self._tx is not None and table in self._tx.tables():
+            return self._tx.frame(table) is not None
+        return table in self._views
 
     def columns(self, table: str) -> list[tuple[str, str]]:
         df = self._frame(table)
@@ -208,11 +219,7 @@ class SparkEngine(Engine):
     def _frame(self, table: str) -> DataFrame:
         if table in self._temps:
             return self._temps[table]
-        if self._tx is not None:
-            st = self._tx.staged(table)
-            if st is not None:
-                return st.frame(self.spark)
-        df = read_published(self.spark, self.store, table)
+        df = self._tx.frame(table) if self._tx is not None else self.store.read(table)
         if df is None:
             raise SluiceError(f"no table '{table}' in the Spark warehouse {self.warehouse}")
         return df
@@ -237,14 +244,17 @@ class SparkEngine(Engine):
     def begin(self) -> None:
         if self._tx is not None:
             raise SluiceError("a transaction is already open on this Spark engine")
-        self._tx = Transaction(self.spark, self.store)
+        self._tx = self.store.begin()
+
+    def staged_versions(self) -> dict[str, int]:
+        return self._tx.staged_versions() if self._tx is not None else {}
 
     def commit(self) -> None:
         tx, self._tx = self._tx, None
         if tx is None:
             return
-        changed = tx.commit(fault=self._fault)
-        for table in changed:
+        self.last_commit = tx.commit(fault=self._fault)
+        for table in tx.tables():
             self._publish_view(table)
 
     def rollback(self) -> None:
@@ -252,7 +262,7 @@ class SparkEngine(Engine):
         if tx is None:
             return
         tx.rollback()
-        for table in tx.tables:
+        for table in tx.tables():
             self._publish_view(table)
 
     def close(self) -> None:
@@ -275,44 +285,21 @@ class SparkEngine(Engine):
         return nullcontext() if self._tx is not None else self.transaction()
 
     def _dml(self, stmt: exp.Expression) -> None:
+        """INSERT appends through the DataFrame writer; DELETE, UPDATE and MERGE run as
+        the table format's own SQL on the transaction's staged copy of the table."""
         name = target_name(stmt)
         if name in self._temps:
-            self._temp_view(name, self._changed(stmt, self._temps[name])[0], cache=True)
-            return
+            raise SluiceError(f"cannot change the temporary table '{name}' in place on Spark")
+        if not self.table_exists(name):
+            raise SluiceError(f"no table '{name}' in the Spark warehouse {self.warehouse}")
         with self._autocommit():
-            st = self._tx.staged(name)
-            if st is None:
-                raise SluiceError(f"no table '{name}' in the Spark warehouse {self.warehouse}")
-            content, touched = self._changed(stmt, st.frame(self.spark), st.schema)
-            if st.write(self._tx.tx, content, touched):
-                self._stage_view(name, st.frame(self.spark))
-
-    def _changed(
-        self, stmt: exp.Expression, current: DataFrame, schema: Any = None
-    ) -> tuple[DataFrame, DataFrame | list[str] | None]:
-        """(new content, the touched partitions) of ``stmt`` on ``current``.
-
-        The partitions are a list of dates when the statement's text says which (no Spark
-        job), else rows of a query naming them; None means the whole table.
-        """
-        schema = schema or nullable(current.schema)
-        columns = [f.name for f in schema.fields]
-        partitioned = PARTITION in columns
-        if isinstance(stmt, exp.Insert):
-            rows = self._insert_rows(stmt, schema)
-            content = rows if stmt.args.get("overwrite") else current.unionByName(rows)
-            if stmt.args.get("overwrite") or not partitioned:
-                return content, None
-            return content, static_partitions(stmt, columns) or rows.select(PARTITION)
-        types = {
-            f.name: exp.DataType.build(f.dataType.simpleString(), dialect="spark")
-            for f in schema.fields
-        }
-        rw = rewrite(stmt, columns, types)
-        content = self._df(rw.content)
-        if not partitioned or rw.touched is None:
-            return content, None
-        return content, static_partitions(stmt, columns) or self._df(rw.touched)
+            if isinstance(stmt, exp.Insert):
+                rows = self._insert_rows(stmt, self._tx.frame(name).schema)
+                self._tx.insert(name, rows, overwrite=bool(stmt.args.get("overwrite")))
+            else:
+                self.spark.sql(self.render(retarget(stmt, self._tx.target(name))))
+                self._tx.changed(name)
+            self._stage_view(name)
 
     def _insert_rows(self, stmt: exp.Insert, schema: Any) -> DataFrame:
         """INSERT's rows, matched to the table's columns by position (or by the column list)."""
@@ -332,7 +319,9 @@ class SparkEngine(Engine):
         missing = [f for f in schema.fields if f.name not in names]
         for f in missing:
             rows = rows.withColumn(f.name, F.lit(None).cast(f.dataType))
-        return conform(rows, schema)
+        return rows.select(
+            *[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in schema.fields]
+        )
 
     def _drop(self, name: str, *, if_exists: bool) -> None:
         if name in self._temps:
@@ -357,17 +346,45 @@ class SparkEngine(Engine):
         if old is not None:
             old.unpersist()
 
-    def _stage_view(self, name: str, df: DataFrame) -> None:
+    def _stage_view(self, name: str) -> None:
+        """Point the view ``name`` at the transaction's staged copy."""
+        df = self._tx.frame(name) if self._tx is not None else None
+        if df is None:
+            self._drop_view(name)
+            return
         df.createOrReplaceTempView(name)
         self._views.add(name)
 
     def _publish_view(self, name: str) -> None:
-        df = read_published(self.spark, self.store, name)
+        df = self.store.read(name)
         if df is None:
             self._drop_view(name)
         else:
-            self._stage_view(name, df)
+            df.createOrReplaceTempView(name)
+            self._views.add(name)
 
     def _drop_view(self, name: str) -> None:
         self.spark.catalog.dropTempView(name)
         self._views.discard(name)
+
+
+def target_name(stmt: exp.Expression) -> str:
+    """The table a DML statement changes."""
+    t = stmt.this
+    if isinstance(t, exp.Schema):
+        t = t.this
+    if not isinstance(t, exp.Table):
+        raise SluiceError(f"cannot find the target table of {type(stmt).__name__}")
+    return t.name
+
+
+def retarget(stmt: exp.Expression, target: exp.Table) -> exp.Expression:
+    """``stmt`` with its target table replaced by ``target`` (a staged table); a target
+    alias the statement gave wins over the staged table's default alias (its name)."""
+    stmt = stmt.copy()
+    t = stmt.this
+    new = target.copy()
+    if t.alias:
+        new.set("alias", exp.TableAlias(this=ident(t.alias)))
+    stmt.set("this", new)
+    return stmt

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import EngineUnavailable, UsageError
+from .spark_jars import DELTA_EXTENSION, has_delta, lakehouse_config
 
 DEFAULT_MASTER = "local[*]"
 ENV_MASTER = "SLUICEGATE_SPARK_MASTER"
@@ -240,6 +241,13 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
                 f"cannot also connect to {spec.master}",
                 hint="run sluicegate in its own process for another master",
             )
+        if not has_delta(active):
+            raise EngineUnavailable(
+                "this process's SparkSession has no Delta Lake support, and sluicegate's "
+                "tables are Delta tables",
+                hint=f"start it with spark.sql.extensions={DELTA_EXTENSION} and the "
+                "delta-spark jar (make jars fetches it into .jars/spark)",
+            )
         session = active.newSession()
         _configure(session, spec.options)
         return session, False
@@ -257,6 +265,7 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
         **quiet_driver_options(),
         **local,
         **dict(spec.options),
+        **lakehouse_config(spec.options),
         **PINNED,
     }.items():
         builder = builder.config(k, v)

@@ -85,6 +85,8 @@ def build_metrics(
         "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
         "serve": counts.get("serve"),  # one entry per serve: target (run/serve_step.py)
         "dlq": counts.get("dlq"),  # rows the run added to the DLQ inbox (dlq/inbox.py)
+        # table -> version the publish gave it (run/snapshot.py; formats with versions)
+        "table_versions": counts.get("table_versions") or {},
         "facts": [f.as_dict() for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,

@@ -36,6 +36,7 @@ from .facts import fact_rows, finish_facts, gate_levels
 from .gate import escalate
 from .model import finish_model, publish_model
 from .owners import claim_tables
+from .snapshot import record_snapshot
 
 if TYPE_CHECKING:
     from ..engines import Engine
@@ -99,6 +100,7 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
             pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
             _write_facts_and_run(ctx, fingerprint)
             ctx.mode.record_files(ctx)  # a micro-batch's processed-file ledger
+            ctx.counts["table_versions"] = record_snapshot(ctx)  # last: published last
             checkpoint("publish:before_commit")
         except BaseException:
             eng.rollback()

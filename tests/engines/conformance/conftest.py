@@ -23,7 +23,8 @@ import pytest
 
 from sluicegate.engines import Engine, open_engine
 
-ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
+ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)]
+"""``duckdb-delta``: the embedded engine with ``outputs.format: delta`` (delta-rs tables)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,7 +59,10 @@ def open_test_engine(engine_name: str, tmp_path: Path) -> Iterator[Callable[...,
     def _open(warehouse: Path | None = None, **options: Any) -> Engine:
         if warehouse is None:
             warehouse = tmp_path / ("wh.duckdb" if engine_name == "duckdb" else "warehouse")
-        eng = open_engine(engine_name, str(warehouse), **options)
+        if engine_name == "duckdb-delta":
+            eng = open_engine("duckdb", str(warehouse), table_format="delta", **options)
+        else:
+            eng = open_engine(engine_name, str(warehouse), **options)
         opened.append(eng)
         return eng
 

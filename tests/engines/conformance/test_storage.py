@@ -6,9 +6,9 @@ the transaction sees its writes, a rollback leaves the published tables as they 
 commit publishes everything, another engine instance sees the commit, and DELETE /
 UPDATE / MERGE / INSERT mean the same. The expected rows are written out here.
 
-Spark only: the layout is one Parquet folder per table and ``_logical_date`` partition,
-readable without Spark (DuckDB's ``read_parquet``); a commit rewrites only the touched
-partitions; and a crash at any point of a commit is repaired on the next open.
+Spark + Delta only: every table is a Delta table that delta-rs reads; a transaction is one
+Delta commit per table (time travel to the version before works); and a crash at any
+point of a commit is repaired on the next open, exactly once.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-import duckdb
 import pytest
 import sqlglot
 from sqlglot import exp
@@ -106,40 +105,47 @@ def test_dml_means_the_same(open_test_engine, engine_name, sql, want):
     assert read(eng) == [(k, s, day(d), n) for k, s, d, n in want]
 
 
-# -- Spark: layout, partition-wise rewrite, crash repair ----------------------------------
+# -- Delta (DuckDB + delta-rs, Spark + delta-spark): one commit per table, crash repair --------------
 
-spark_only = pytest.mark.parametrize("engine_name", ["spark"], indirect=True)
-
-
-def _files(folder: Path) -> dict[str, float]:
-    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*.parquet")}
+delta_engines = pytest.mark.parametrize(
+    "engine_name", ["duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)], indirect=True
+)
 
 
-@pytest.mark.spark
-@spark_only
-def test_parquet_layout_readable_without_spark(open_test_engine, tmp_path):
+def delta_rows(path: Path, version: int | None = None) -> list[tuple]:
+    """A Delta table read by delta-rs (not sluicegate, not Spark), through its file list."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    dt_ = DeltaTable(str(path), version=version)
+    got = []
+    for uri in dt_.file_uris():  # Spark writes the partition value into the folder name
+        date = uri.split("_logical_date=")[1].split("/")[0]
+        for r in ds.dataset(uri).to_table().to_pylist():
+            got.append((r["k"], r["s"], day(date), r["n"]))
+    return sorted(got)
+
+
+@delta_engines
+def test_delta_tables_one_commit_each_read_by_delta_rs(open_test_engine):
     eng = open_test_engine()
     eng.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
+    assert eng.storage.format == "delta" and eng.last_commit.versions == {"t": 0}
     table = Path(eng.warehouse) / "t"
-    assert sorted(p.name for p in table.iterdir() if p.is_dir()) == [
-        f"_logical_date={D1}",
-        f"_logical_date={D2}",
-    ]
-    before = _files(table)
     with eng.transaction():
         _replace_d1(eng)
-    after = _files(table)
-    # the D2 partition was not rewritten: same files, same modification times
-    assert {k: v for k, v in after.items() if D2 in k} == {
-        k: v for k, v in before.items() if D2 in k
-    }
-    assert {k for k in after if D1 in k} != {k for k in before if D1 in k}
-    got = duckdb.sql(
-        f"SELECT k, s, _logical_date, n FROM read_parquet('{table}/*/*.parquet', "
-        "hive_partitioning = true) ORDER BY k"
-    ).fetchall()
-    assert [tuple(r) for r in got] == CHANGED
-    assert not any((Path(eng.warehouse) / ".sluicegate" / "tx").iterdir())  # nothing left over
+        eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+        assert eng.staged_versions() == {"t": 1}
+        assert delta_rows(table) == INITIAL  # nothing published inside the transaction
+    assert eng.last_commit.versions == {"t": 1}  # three statements, one Delta commit
+    assert delta_rows(table) == [*CHANGED, (9, "z", day(D3), 90)]
+    assert delta_rows(table, version=0) == INITIAL  # time travel
+    from deltalake import DeltaTable
+
+    history = DeltaTable(str(table)).history()
+    assert [h["version"] for h in history] == [1, 0]
+    assert history[0]["operation"] == "WRITE" and "_logical_date" in str(history[0])
+    assert not list((Path(eng.warehouse) / ".sluicegate" / "delta" / "staging").iterdir())
 
 
 class Crash(BaseException):
@@ -158,44 +164,57 @@ class CrashAt:
             raise Crash(p)
 
 
-@pytest.mark.spark
-@spark_only
-@pytest.mark.parametrize("point", ["spark:journaled", "spark:swapping"])
+@delta_engines
+@pytest.mark.parametrize("point", ["delta:journaled", "delta:published_first"])
 def test_a_crash_after_the_journal_is_completed_on_the_next_open(open_test_engine, point):
-    from sluicegate.engines import spark_warehouse
+    from sluicegate.engines import delta_spark
 
     fault = CrashAt(point)
     eng = open_test_engine(fault=fault)
     eng.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
+    eng.create_table_as("u", rows((7, "u", D1, 70)))
     fault.armed = True
     eng.begin()
     _replace_d1(eng)
     eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+    eng.execute(sqlglot.parse_one("UPDATE u SET n = n + 1", read="duckdb"))
     with pytest.raises(Crash):
         eng.commit()
-    spark_internal = Path(eng.warehouse) / ".sluicegate"
-    assert list((spark_internal / "journal").glob("*.json")), "the journal must be on disk"
-    spark_warehouse._ACTIVE.clear()  # the crashed process's transactions died with it
+    internal = Path(eng.warehouse) / ".sluicegate" / "delta"
+    assert list((internal / "journal").glob("*.json")), "the journal must be on disk"
+    published_t = point == "delta:published_first"
+    assert delta_rows(Path(eng.warehouse) / "t") == (
+        [*CHANGED, (9, "z", day(D3), 90)] if published_t else INITIAL
+    )
+    delta_spark._ACTIVE.clear()  # the crashed process's transactions died with it
     reopened = open_test_engine()
-    assert any("completed an interrupted publish of t" in n for n in reopened.notices)
+    assert any("completed an interrupted publish of t, u" in n for n in reopened.notices)
     assert read(reopened) == [*CHANGED, (9, "z", day(D3), 90)]
-    assert not list((spark_internal / "journal").glob("*.json"))
-    assert not any((spark_internal / "tx").iterdir())
+    assert read(reopened, "u") == [(7, "u", day(D1), 71)]
+    # each table got exactly one commit for the transaction, however it was finished
+    assert reopened.store.version("t") == 1 and reopened.store.version("u") == 1
+    assert not list((internal / "journal").glob("*.json"))
+    assert not any((internal / "staging").iterdir())
+    again = open_test_engine()  # recovery is idempotent: nothing left to do
+    assert again.notices == [] and again.store.version("t") == 1
 
 
-@pytest.mark.spark
-@spark_only
-def test_a_crash_before_the_journal_leaves_the_tables_and_drops_the_staging(open_test_engine):
-    from sluicegate.engines import spark_warehouse
+@delta_engines
+def test_a_crash_before_the_journal_leaves_the_tables_and_drops_the_staging(
+    open_test_engine, engine_name
+):
+    from sluicegate.engines import delta_journal
 
     eng = open_test_engine()
     eng.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
     eng.begin()
-    _replace_d1(eng)  # staged on disk, never journaled: the process dies here
-    tx_root = Path(eng.warehouse) / ".sluicegate" / "tx"
-    assert any(tx_root.iterdir())
-    spark_warehouse._ACTIVE.clear()
+    _replace_d1(eng)  # staged, never journaled: the process dies here
+    staging = Path(eng.warehouse) / ".sluicegate" / "delta" / "staging"
+    if engine_name == "spark":  # Spark stages on disk (shallow clones); DuckDB in memory
+        assert any(staging.iterdir())
+    delta_journal.ACTIVE.clear()
     reopened = open_test_engine()
-    assert any("removed the staging of an interrupted run" in n for n in reopened.notices)
-    assert read(reopened) == INITIAL
-    assert not any(tx_root.iterdir())
+    if engine_name == "spark":
+        assert any("removed the staging of an interrupted run" in n for n in reopened.notices)
+    assert read(reopened) == INITIAL and reopened.store.version("t") == 0
+    assert not staging.exists() or not any(staging.iterdir())

@@ -8,6 +8,7 @@ independently of the engines.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -41,8 +42,13 @@ def operate(path, engine: str) -> dict:
 
 def read(path, table: str, spark_folder: bool) -> list[tuple]:
     con = duckdb.connect()
-    if spark_folder:
-        src = f"read_parquet('{path}/{table}/**/*.parquet', hive_partitioning = true)"
+    if spark_folder:  # a Delta table, read by delta-rs (not sluicegate, not Spark)
+        import pyarrow as pa
+
+        from tests.delta_read import delta_dicts
+
+        con.register("_delta_src", pa.Table.from_pylist(delta_dicts(Path(path) / table)))
+        src = "_delta_src"
     else:
         con.execute(f"ATTACH '{path}' AS w (READ_ONLY)")
         src = f"w.{table}"

@@ -1,10 +1,12 @@
 """A real crash of a Spark run mid-publish (SIGKILL), then the next run: nothing lost.
 
-``SLUICEGATE_FAULT=spark:journaled`` kills ``sluicegate run`` right after the publish
-journal is on disk and before any folder is swapped. The next run opens the warehouse,
-completes the interrupted swap (the journal is replayed), takes over the dead run's lock,
-reruns the same date and publishes the same rows a clean run publishes — checked against
-an embedded DuckDB run of the same input.
+``SLUICEGATE_FAULT=delta:journaled`` kills ``sluicegate run`` right after the publish
+journal is on disk and before any Delta table is committed; ``delta:published_first``
+after the first table's commit. The next run opens the warehouse, completes the
+interrupted publish (each table not yet carrying the transaction's marker is published
+from its staged shadow), takes over the dead run's lock, reruns the same date and
+publishes the same rows a clean run publishes — checked against an embedded DuckDB run
+of the same input, read back by delta-rs.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from tests.engines.test_differential import duckdb_table, parquet_table
 pytestmark = pytest.mark.spark
 
 
-def test_killed_mid_publish_then_rerun(tmp_path: Path):
+@pytest.mark.parametrize("point", ["delta:journaled", "delta:published_first"])
+def test_killed_mid_publish_then_rerun(tmp_path: Path, point: str):
     contract = copy_orders_example(tmp_path / "orders") / "contract.yml"
     contract.write_text(contract.read_text().replace("${root}/../warehouse.duckdb", "${wh}"))
     wh = tmp_path / "wh-spark"
@@ -31,17 +34,19 @@ def test_killed_mid_publish_then_rerun(tmp_path: Path):
     args += ["--logical-date", "2024-01-01", "--json"]
     env = {"SLUICEGATE_SPARK_MASTER": "local[1]"}
 
-    killed = run_cli(*args, env={**env, "SLUICEGATE_FAULT": "spark:journaled"})
+    killed = run_cli(*args, env={**env, "SLUICEGATE_FAULT": point})
     assert killed.returncode == -9, killed.stderr[-2000:]
-    journals = list((wh / ".sluicegate" / "journal").glob("*.json"))
+    internal = wh / ".sluicegate" / "delta"
+    journals = list((internal / "journal").glob("*.json"))
     assert len(journals) == 1
-    assert not (wh / "good_orders").exists()  # nothing swapped in yet
+    if point == "delta:journaled":
+        assert not (wh / "good_orders").exists()  # nothing published yet
 
     rerun = run_cli(*args[:-1], env=env)  # the console, not --json: it shows the repair
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "completed an interrupted publish" in rerun.stdout + rerun.stderr
-    assert not list((wh / ".sluicegate" / "journal").glob("*.json"))
-    assert not os.listdir(wh / ".sluicegate" / "tx")
+    assert not list((internal / "journal").glob("*.json"))
+    assert not os.listdir(internal / "staging")
     path = [ln for ln in rerun.stdout.splitlines() if ln.startswith("metrics: ")][-1]
     metrics = json.loads(Path(path.removeprefix("metrics: ").strip()).read_text())
 

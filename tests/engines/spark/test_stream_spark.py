@@ -13,7 +13,6 @@ files, and the processed-file ledger turns the replay into a no-op.
 
 from __future__ import annotations
 
-import glob
 import os
 import signal
 import subprocess
@@ -22,12 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.watch import watch
 from tests.conftest import SLUICEGATE
+from tests.delta_read import delta_dicts, is_delta
 from tests.engines.test_incremental import (
     ALL_FILES,
     DAY,
@@ -67,22 +66,15 @@ class SparkScene:
 
 
 def parquet_rows(wh: Path, table: str, *, drop: set[str] = RUN_SPECIFIC) -> list[tuple]:
-    """A Spark warehouse table read with DuckDB from its Parquet files (hive folders)."""
-    files = glob.glob(str(wh / table / "**" / "*.parquet"), recursive=True)
-    if not files:
+    """A Spark warehouse table (Delta) read by delta-rs from the files its log lists."""
+    if not is_delta(wh / table):
         return []
-    con = duckdb.connect()
-    try:
-        rel = con.execute(
-            "SELECT * FROM read_parquet(?, hive_partitioning = true, union_by_name = true)",
-            [files],
-        )
-        names = [d[0] for d in rel.description]
-        rows = rel.fetchall()
-    finally:
-        con.close()
-    keep = [i for i, n in enumerate(names) if n not in drop]
-    return sorted((tuple(str(r[i]) for i in keep) for r in rows), key=lambda r: [str(v) for v in r])
+    rows = delta_dicts(wh / table)
+    names = sorted({n for r in rows for n in r})
+    keep = [n for n in names if n not in drop]
+    return sorted(
+        (tuple(str(r.get(n)) for n in keep) for r in rows), key=lambda r: [str(v) for v in r]
+    )
 
 
 def outputs_of(wh: Path) -> dict[str, list[tuple]]:
@@ -91,19 +83,9 @@ def outputs_of(wh: Path) -> dict[str, list[tuple]]:
 
 def observed(wh: Path) -> dict[str, set]:
     def pick(table: str, cols: list[str]) -> set:
-        files = glob.glob(str(wh / table / "**" / "*.parquet"), recursive=True)
-        if not files:
+        if not is_delta(wh / table):
             return set()
-        con = duckdb.connect()
-        try:
-            sel = ", ".join(cols)
-            return set(
-                con.execute(
-                    f"SELECT {sel} FROM read_parquet(?, hive_partitioning = true)", [files]
-                ).fetchall()
-            )
-        finally:
-            con.close()
+        return {tuple(r[c] for c in cols) for r in delta_dicts(wh / table)}
 
     lineage = ["id", "_source_file", "_source_line"]
     return {
@@ -116,18 +98,12 @@ def observed(wh: Path) -> dict[str, set]:
 
 
 def processed(wh: Path) -> list[str] | None:
-    files = glob.glob(str(wh / "_sluicegate_files" / "*.parquet"))
-    if not files:
+    if not is_delta(wh / "_sluicegate_files"):
         return []
     try:
-        con = duckdb.connect()
-        try:
-            rows = con.execute("SELECT path FROM read_parquet(?) ORDER BY 1", [files]).fetchall()
-        finally:
-            con.close()
-    except duckdb.Error:
-        return None  # a folder swap in progress: ask again
-    return [p for (p,) in rows]
+        return sorted(r["path"] for r in delta_dicts(wh / "_sluicegate_files"))
+    except Exception:  # noqa: BLE001 - a commit in progress: ask again
+        return None
 
 
 def paths(scene: SparkScene, waves: int) -> list[str]:

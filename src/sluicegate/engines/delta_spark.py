@@ -1,0 +1,432 @@
+"""Delta Lake tables for the Spark engine: stage on a shallow clone, publish one commit per table.
+
+Layout (``docs/lakehouse.md``)::
+
+    <warehouse>/<table>/_delta_log/...              every output: a Delta table
+    <warehouse>/.sluicegate/delta/staging/<tx>/<t>/ a transaction's shadow of table t
+    <warehouse>/.sluicegate/delta/journal/<tx>.json the publish list of a committing tx
+
+Delta commits one table at a time, and sluicegate's publish changes several (clean,
+quarantine, duplicates, facts, the run record ...) after auditing what it wrote. So a
+transaction works on *shadows*:
+
+1. the first change to table ``t`` makes a ``SHALLOW CLONE`` of it (metadata only: the
+   clone's log points at ``t``'s files) with the change data feed on; Delta runs the
+   DELETE / UPDATE / MERGE / INSERT natively on the clone, and reads inside the
+   transaction (the ledger's read-back) read the clone. ``t`` is untouched.
+2. ``commit`` writes the journal — the tables, their versions before, how each is
+   published and a marker naming the transaction: **the commit point** — then publishes
+   each table with ONE Delta commit carrying the marker as ``userMetadata``:
+   ``replaceWhere`` of the ``_logical_date`` values the clone's change feed names (date
+   tables), ``MERGE`` on ``_dlq_sk`` changing only rows that differ (the DLQ tables:
+   their change feed shows real updates), or a whole overwrite (other tables).
+3. the journal and the shadows are deleted.
+
+A crash before step 2's journal leaves every table as it was (the next open removes the
+shadows of a dead process). A crash after it leaves a journal: the next open publishes
+every table whose history has no commit with the marker yet — from the same shadows — so
+the commit completes exactly once, however often recovery itself is interrupted.
+
+A reader sees each table change in one step (Delta's snapshot isolation per table);
+between two tables' commits it may see one table new and the next old. The run record,
+published last, names the version of every table the run published
+(``_sluicegate_snapshots``): time-travel each table to that version for one run's
+consistent view.
+
+File operations go through Hadoop's FileSystem, so the warehouse may be ``s3a://``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from ..compile.render import col, ident, render
+from .delta_journal import (
+    ACTIVE,
+    INTERNAL,
+    KEY,
+    MARKER,
+    PARTITION,
+    Entry,
+    in_dates,
+    new_tx_id,
+    orphan,
+)
+from .spark_store import Fault, SparkStoreTx, SparkTableStore
+from .storage import DELTA, CommitResult, spark_uri
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+_ACTIVE = ACTIVE  # tests clear it to play a crashed process
+
+
+class HadoopFS:
+    """The few file operations the store needs, on any Hadoop file system (local, S3A)."""
+
+    def __init__(self, spark: SparkSession, root: str) -> None:
+        jvm = spark.sparkContext._jvm  # noqa: SLF001 - py4j gateway: Hadoop's FileSystem
+        self._jvm = jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001
+        self._fs = jvm.org.apache.hadoop.fs.Path(root).getFileSystem(self._conf)
+
+    def _p(self, path: str):  # noqa: ANN202
+        return self._jvm.org.apache.hadoop.fs.Path(path)
+
+    def exists(self, path: str) -> bool:
+        return bool(self._fs.exists(self._p(path)))
+
+    def children(self, path: str) -> list[str]:
+        """Names of the folders directly under ``path`` ([] when it does not exist)."""
+        if not self.exists(path):
+            return []
+        return sorted(s.getPath().getName() for s in self._fs.listStatus(self._p(path)))
+
+    def write_text(self, path: str, text: str) -> None:
+        """Write a small file whole (S3 puts are atomic; locally a rename makes it so)."""
+        tmp = path + f".{secrets.token_hex(4)}.tmp"
+        out = self._fs.create(self._p(tmp), True)
+        out.write(bytearray(text.encode("utf-8")))
+        out.hsync()
+        out.close()
+        if not self._fs.rename(self._p(tmp), self._p(path)):
+            raise OSError(f"could not write {path}")
+
+    def read_text(self, path: str) -> str:
+        stream = self._fs.open(self._p(path))
+        try:
+            reader = self._jvm.java.io.BufferedReader(
+                self._jvm.java.io.InputStreamReader(stream, "UTF-8")
+            )
+            lines = []
+            line = reader.readLine()
+            while line is not None:
+                lines.append(line)
+                line = reader.readLine()
+            return "\n".join(lines)
+        finally:
+            stream.close()
+
+    def delete(self, path: str) -> None:
+        self._fs.delete(self._p(path), True)
+
+
+class DeltaStore(SparkTableStore):
+    """Delta tables under one warehouse root (a folder or an ``s3a://`` URI)."""
+
+    format = "delta"
+    capabilities = DELTA
+
+    def __init__(self, spark: SparkSession, root: str) -> None:
+        super().__init__(spark, spark_uri(root).rstrip("/"))
+        self.fs = HadoopFS(spark, self.root)
+        self.internal = f"{self.root}/{INTERNAL}/delta"
+
+    def path(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def is_table(self, path: str) -> bool:
+        return self.fs.exists(f"{path}/_delta_log")
+
+    def tables(self) -> list[str]:
+        return [
+            n
+            for n in self.fs.children(self.root)
+            if not n.startswith(".") and self.is_table(self.path(n))
+        ]
+
+    def read(self, name: str, version: int | None = None) -> DataFrame | None:
+        if not self.is_table(self.path(name)):
+            return None
+        reader = self.spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        return reader.load(self.path(name))
+
+    def version(self, name: str) -> int | None:
+        if not self.is_table(self.path(name)):
+            return None
+        return table_version(self.spark, self.path(name))
+
+    def begin(self) -> DeltaTx:
+        return DeltaTx(self)
+
+    # -- recovery -----------------------------------------------------------------------
+    def recover(self) -> list[str]:
+        done: list[str] = []
+        journals = f"{self.internal}/journal"
+        for file in self.fs.children(journals):
+            if not file.endswith(".json"):
+                continue
+            doc = json.loads(self.fs.read_text(f"{journals}/{file}"))
+            entries = [Entry(**e) for e in doc["entries"]]
+            published = []
+            for e in entries:
+                if not _published(self, e, doc["marker"]):
+                    _publish(self, e, doc["marker"])
+                    published.append(e.name)
+            self.fs.delete(f"{journals}/{file}")
+            self.fs.delete(f"{self.internal}/staging/{doc['tx']}")
+            done.append(
+                f"completed an interrupted publish of {', '.join(e.name for e in entries)} "
+                f"(transaction {doc['tx']}; published now: {', '.join(published) or 'none'})"
+            )
+        for tx in self.fs.children(f"{self.internal}/staging"):
+            if orphan(tx):
+                self.fs.delete(f"{self.internal}/staging/{tx}")
+                done.append(f"removed the staging of an interrupted run ({tx})")
+        return done
+
+
+class DeltaTx(SparkStoreTx):
+    """Shadows of the tables one transaction changes (see the module docstring)."""
+
+    def __init__(self, store: DeltaStore) -> None:
+        self.store = store
+        self.spark = store.spark
+        self.tx = new_tx_id()
+        self.folder = f"{store.internal}/staging/{self.tx}"
+        self.entries: dict[str, Entry] = {}
+        self._n = 0
+        _ACTIVE.add(self.tx)
+
+    def _shadow_path(self, name: str) -> str:
+        self._n += 1
+        return f"{self.folder}/{name}.{self._n}"
+
+    # -- reads --------------------------------------------------------------------------
+    def frame(self, name: str) -> DataFrame | None:
+        e = self.entries.get(name)
+        if e is None:
+            return self.store.read(name)
+        if e.how == "drop":
+            return None
+        return self.spark.read.format("delta").load(e.shadow)
+
+    def tables(self) -> list[str]:
+        return list(self.entries)
+
+    # -- writes -------------------------------------------------------------------------
+    def create(self, name: str, content: DataFrame) -> None:
+        before = self._before(name)
+        shadow = self._shadow_path(name)
+        _writer(content, "overwrite").save(shadow)
+        self.entries[name] = Entry(name, shadow, before, "replace", True, tuple(content.columns))
+
+    def drop(self, name: str) -> None:
+        before = self._before(name)
+        self.entries[name] = Entry(name, "", before, "drop", True)
+
+    def target(self, name: str) -> exp.Table:
+        e = self.entries.get(name)
+        if e is None:
+            path = self.store.path(name)
+            before = table_version(self.spark, path)
+            shadow = self._shadow_path(name)
+            _jvm_table(self.spark, path).clone(
+                shadow, True, False, {"delta.enableChangeDataFeed": "true"}
+            )
+            columns = tuple(self.spark.read.format("delta").load(shadow).columns)
+            how = "key" if KEY in columns else "dates" if PARTITION in columns else "whole"
+            e = Entry(name, shadow, before, how, False, columns)
+            self.entries[name] = e
+        return _path_table(e.shadow, name)
+
+    def insert(self, name: str, rows: DataFrame, *, overwrite: bool = False) -> None:
+        self.target(name)
+        e = self.entries[name]
+        _writer(rows, "overwrite" if overwrite else "append").save(e.shadow)
+        e.dirty = True
+        e.dates = None
+
+    def changed(self, name: str) -> None:
+        self.entries[name].dirty = True
+        self.entries[name].dates = None
+
+    def staged_versions(self) -> dict[str, int]:
+        """Each changed table's version after commit; a date table whose change feed
+        names no date is not published and keeps its version."""
+        out = {}
+        for e in self.entries.values():
+            if not e.dirty or e.how == "drop":
+                continue
+            self._plan(e)
+            changes = e.how != "dates" or bool(e.dates)
+            out[e.name] = (e.before + 1 if changes else e.before) if e.before is not None else 0
+        return out
+
+    def _plan(self, e: Entry) -> None:
+        """The dates a date table's publish replaces (from the shadow's change feed)."""
+        if e.how == "dates" and e.dates is None:
+            e.dates = [
+                str(d) if d is not None else None for d in changed_dates(self.spark, e.shadow)
+            ]
+
+    def _before(self, name: str) -> int | None:
+        if name in self.entries:
+            return self.entries[name].before
+        return self.store.version(name)
+
+    # -- commit -------------------------------------------------------------------------
+    def commit(self, fault: Fault | None = None) -> CommitResult:
+        entries = [e for e in self.entries.values() if e.dirty]
+        marker = MARKER + self.tx
+        result = CommitResult()
+        for e in entries:
+            self._plan(e)
+        entries = [e for e in entries if e.how != "dates" or e.dates]
+        if entries:
+            doc = {"tx": self.tx, "marker": marker, "entries": [asdict(e) for e in entries]}
+            self.store.fs.write_text(
+                f"{self.store.internal}/journal/{self.tx}.json", json.dumps(doc, indent=1)
+            )
+            if fault:
+                fault("delta:journaled")
+            expected = self.staged_versions()
+            for i, e in enumerate(entries):
+                version = _publish(self.store, e, marker)
+                if version is not None:
+                    result.versions[e.name] = version
+                    if expected.get(e.name) not in (None, version):
+                        result.notices.append(
+                            f"{e.name}: published as version {version}, not "
+                            f"{expected[e.name]} (another writer committed in between)"
+                        )
+                if fault and i == 0:
+                    fault("delta:published_first")
+            self.store.fs.delete(f"{self.store.internal}/journal/{self.tx}.json")
+        self._cleanup()
+        return result
+
+    def rollback(self) -> None:
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        _ACTIVE.discard(self.tx)
+        self.store.fs.delete(self.folder)
+
+
+# -- publishing one table ------------------------------------------------------------------
+def _writer(df: DataFrame, mode: str):  # noqa: ANN202 - pyspark DataFrameWriter
+    # static: the session pins dynamic partition overwrite for Parquet exports; a Delta
+    # overwrite here replaces exactly what replaceWhere (or the whole table) says
+    w = df.write.format("delta").mode(mode).option("partitionOverwriteMode", "static")
+    if PARTITION in df.columns:
+        w = w.partitionBy(PARTITION)
+    return w
+
+
+def _publish(store: DeltaStore, e: Entry, marker: str) -> int | None:
+    """Publish one staged table with one Delta commit carrying ``marker``; its version."""
+    spark = store.spark
+    path = store.path(e.name)
+    if e.how == "drop":
+        store.fs.delete(path)
+        return None
+    shadow = spark.read.format("delta").load(e.shadow)
+    if e.how == "replace" or e.before is None:
+        w = _writer(shadow, "overwrite").option("overwriteSchema", "true")
+        w.option("userMetadata", marker).save(path)
+        return table_version(spark, path)
+    if e.how == "dates":
+        dates = e.dates if e.dates is not None else changed_dates(spark, e.shadow)
+        if not dates:
+            return None
+        cond = render(in_dates(dates), "spark")
+        w = _writer(shadow.where(cond), "overwrite").option("replaceWhere", cond)
+        w.option("userMetadata", marker).save(path)
+        return table_version(spark, path)
+    if e.how == "key":
+        spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", marker)
+        try:
+            spark.sql(render(_merge(path, e.shadow, list(shadow.columns)), "spark"))
+        finally:
+            spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+        return table_version(spark, path)
+    _writer(shadow, "overwrite").option("userMetadata", marker).save(path)
+    return table_version(spark, path)
+
+
+def _published(store: DeltaStore, e: Entry, marker: str) -> bool:
+    """Did a commit with ``marker`` already publish ``e`` (recovery's idempotence test)?"""
+    path = store.path(e.name)
+    if e.how == "drop":
+        return not store.fs.exists(path)
+    if not store.is_table(path):
+        return False
+    rows = _jvm_history(store.spark, path).select("version", "userMetadata")
+    after = e.before if e.before is not None else -1
+    return any(r[0] > after and r[1] == marker for r in rows.collect())
+
+
+def _path_table(path: str, alias: str) -> exp.Table:
+    """``delta.`path` AS alias``."""
+    return exp.Table(
+        this=exp.Identifier(this=path, quoted=True),
+        db=exp.Identifier(this="delta"),
+        alias=exp.TableAlias(this=ident(alias)),
+    )
+
+
+def _merge(path: str, shadow: str, columns: list[str]) -> exp.Merge:
+    """MERGE the shadow into the table on ``_dlq_sk``: insert new keys, update only rows
+    that differ (null-safe), delete keys the shadow no longer has."""
+    same = exp.and_(*[exp.NullSafeEQ(this=col(c, "t"), expression=col(c, "s")) for c in columns])
+    whens = [
+        exp.When(
+            matched=True,
+            condition=exp.Not(this=exp.paren(same)),
+            then=exp.Update(
+                expressions=[exp.EQ(this=col(c), expression=col(c, "s")) for c in columns]
+            ),
+        ),
+        exp.When(
+            matched=False,
+            then=exp.Insert(
+                this=exp.Tuple(expressions=[col(c) for c in columns]),
+                expression=exp.Tuple(expressions=[col(c, "s") for c in columns]),
+            ),
+        ),
+        exp.When(matched=False, source=True, then=exp.var("DELETE")),
+    ]
+    return exp.Merge(
+        this=_path_table(path, "t"),
+        using=_path_table(shadow, "s"),
+        on=exp.EQ(this=col(KEY, "t"), expression=col(KEY, "s")),
+        whens=exp.Whens(expressions=whens),
+    )
+
+
+def changed_dates(spark: SparkSession, shadow: str) -> list:
+    """The ``_logical_date`` values the shadow's change feed names since it was cloned."""
+    changes = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", 1)
+        .load(shadow)
+    )
+    return [r[0] for r in changes.select(PARTITION).distinct().collect()]
+
+
+def _jvm_table(spark: SparkSession, path: str):  # noqa: ANN202 - io.delta.tables.DeltaTable
+    """Delta's own table API (the jar's Scala class; the delta-spark PyPI wrapper is not
+    needed for history and clone)."""
+    jvm = spark.sparkContext._jvm  # noqa: SLF001
+    return jvm.io.delta.tables.DeltaTable.forPath(spark._jsparkSession, path)  # noqa: SLF001
+
+
+def _jvm_history(spark: SparkSession, path: str, limit: int | None = None) -> DataFrame:
+    from pyspark.sql import DataFrame as PyDataFrame
+
+    t = _jvm_table(spark, path)
+    return PyDataFrame(t.history(limit) if limit else t.history(), spark)
+
+
+def table_version(spark: SparkSession, path: str) -> int:
+    """The latest version of the Delta table at ``path``."""
+    return int(_jvm_history(spark, path, 1).select("version").collect()[0][0])

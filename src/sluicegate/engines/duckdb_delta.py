@@ -1,0 +1,297 @@
+"""DuckDB computing over Delta Lake tables written by delta-rs (``outputs.format: delta``).
+
+DuckDB runs every statement in memory; the durable tables live as Delta tables under
+``<warehouse>/<table>`` — the same layout, journal and markers as the Spark engine's
+(``delta_spark.py``), so one warehouse serves both engines. How:
+
+* **read**: each Delta table is a view over a pyarrow dataset of exactly the files its
+  log lists, with partition values from the log (``deltalake``'s file list; its
+  ``to_pyarrow_*`` readers can abort the interpreter at exit, so they are not used);
+* **write**: the first change to a table inside a transaction copies it into a DuckDB
+  table (the shadow), where DuckDB's own DELETE / UPDATE / MERGE / INSERT run and reads
+  see them; a rollback drops the shadows;
+* **commit**: for each changed table the part to publish — the ``_logical_date`` values
+  that differ from the published version, the whole DLQ table (MERGE on ``_dlq_sk``), or
+  the whole table — is staged as a Delta table under ``.sluicegate/delta/staging/<tx>``,
+  the journal is written (the commit point), and each table is published with one
+  delta-rs commit carrying the transaction's marker; ``recover`` completes an interrupted
+  publish exactly once, as on Spark.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from ..compile.render import col, ident
+from . import delta_rs
+from .delta_journal import INTERNAL, KEY, PARTITION, Entry, in_dates
+from .duckdb_engine import DuckDBEngine
+from .storage import DELTA
+
+_ORIG = "_sg_delta_"
+
+
+class DuckDBDeltaEngine(DuckDBEngine):
+    """The embedded engine with Delta tables as its warehouse."""
+
+    storage = DELTA
+
+    def __init__(
+        self,
+        warehouse: str,
+        *,
+        read_only: bool = False,
+        memory_limit: str | None = None,
+        threads: int | None = None,
+        temp_directory: str | None = None,
+        staging: bool = False,
+        wait_seconds: float = 0.0,
+        profile: bool = False,
+        fault: Any = None,
+    ) -> None:
+        root = os.path.abspath(warehouse)
+        if os.path.isfile(root):
+            from ..errors import SluiceError
+
+            raise SluiceError(
+                f"the Delta warehouse {root} is a file; it must be a folder",
+                hint="point outputs.warehouse at a folder (e.g. ./warehouse) for format: delta",
+            )
+        os.makedirs(root, exist_ok=True)
+        super().__init__(
+            ":memory:",
+            memory_limit=memory_limit,
+            threads=threads,
+            temp_directory=temp_directory or os.path.join(root, INTERNAL, "tmp"),
+            profile=profile,
+        )
+        self.warehouse = root
+        self.store = delta_rs.DeltaRsStore(root)
+        self.notices: list[str] = self.store.recover()
+        if fault is None:
+            from ..faults import checkpoint as fault
+        self._fault = fault
+        self._versions: dict[str, int] = {}  # published tables visible as views
+        self._tx: dict[str, Entry] | None = None
+        self._created: set[str] = set()
+        for name in self.store.tables():
+            self._show(name)
+
+    # -- reads of published tables --------------------------------------------------------
+    def _show(self, name: str) -> None:
+        """(Re)register ``name`` as a view over its published files."""
+        dataset, version = self.store.dataset(name)
+        self.con.register(_ORIG + name, dataset)
+        self.con.execute(
+            self.render(
+                exp.Create(
+                    this=exp.Table(this=ident(name)),
+                    kind="VIEW",
+                    replace=True,
+                    properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+                    expression=exp.select("*").from_(ident(_ORIG + name)),
+                )
+            )
+        )
+        self._versions[name] = version
+
+    def _hide(self, name: str) -> None:
+        self.con.execute(self.render(_drop(name, "VIEW")))
+        if name in self._versions:
+            self.con.unregister(_ORIG + name)
+            del self._versions[name]
+
+    # -- statements -----------------------------------------------------------------------
+    def execute(self, statement: exp.Expression | str) -> None:
+        stmt = statement
+        if isinstance(statement, str):
+            try:
+                stmt = sqlglot.parse_one(statement, read="duckdb")
+            except sqlglot.errors.ParseError:
+                stmt = None
+        name = _durable_target(stmt) if isinstance(stmt, exp.Expression) else None
+        known = name is not None and (
+            name in self._versions or (self._tx is not None and name in self._tx)
+        )
+        if name is not None and not known and not isinstance(stmt, exp.Create):
+            name = None  # DML or DROP of a temporary table
+        if name is None:
+            super().execute(statement)
+            return
+        auto = self._tx is None
+        if auto:
+            self.begin()
+        try:
+            self._prepare(name, replacing=isinstance(stmt, exp.Create | exp.Drop))
+            super().execute(statement)
+            self._tx[name].dirty = True
+            self._tx[name].dates = None  # changed again: recompute at commit
+            if isinstance(stmt, exp.Drop):
+                self._tx[name].how = "drop"
+        except BaseException:
+            if auto:
+                self.rollback()
+            raise
+        if auto:
+            self.commit()
+
+    def create_table_as(
+        self, table: str, query: exp.Expression, *, temporary: bool = False
+    ) -> None:
+        if temporary:
+            super().create_table_as(table, query, temporary=True)
+            return
+        self.execute(
+            exp.Create(
+                this=exp.Table(this=exp.to_identifier(table, quoted=True)),
+                kind="TABLE",
+                replace=True,
+                expression=query.copy(),
+            )
+        )
+
+    def _prepare(self, name: str, *, replacing: bool) -> None:
+        """Make ``name`` a writable shadow table of this transaction."""
+        assert self._tx is not None
+        if name in self._tx:
+            if replacing:
+                self._tx[name].how = "replace"
+            return
+        before = self._versions.get(name)
+        entry = Entry(name=name, shadow="", before=before, how="replace")
+        if before is not None:
+            # the published content, copied: DML needs a table, and the view is the "before"
+            self.con.execute(self.render(_drop(name, "VIEW")))
+            if not replacing:
+                self.con.execute(
+                    self.render(
+                        exp.Create(
+                            this=exp.Table(this=ident(name)),
+                            kind="TABLE",
+                            expression=exp.select("*").from_(ident(_ORIG + name)),
+                        )
+                    )
+                )
+                cols = [c for c, _t in self.columns(name)]
+                entry.how = "key" if KEY in cols else "dates" if PARTITION in cols else "whole"
+        self._tx[name] = entry
+
+    # -- transactions ---------------------------------------------------------------------
+    def begin(self) -> None:
+        if self._tx is not None:
+            from ..errors import SluiceError
+
+            raise SluiceError("a transaction is already open on this engine")
+        self._tx = {}
+
+    def staged_versions(self) -> dict[str, int]:
+        """Each changed table's version after commit; a date table whose rows did not
+        change is not published and keeps its version."""
+        if self._tx is None:
+            return {}
+        out = {}
+        for e in self._tx.values():
+            if not e.dirty or e.how == "drop":
+                continue
+            if e.how == "dates" and e.dates is None:
+                e.dates = self._changed_dates(e.name)
+            changes = e.how != "dates" or bool(e.dates)
+            out[e.name] = (e.before + 1 if changes else e.before) if e.before is not None else 0
+        return out
+
+    def commit(self) -> None:
+        tx, self._tx = self._tx, None
+        if tx is None:
+            return
+        entries = [e for e in tx.values() if e.dirty]
+        payloads: dict[str, pa.Table] = {}
+        for e in entries:
+            if e.how == "drop":
+                continue
+            table = ident(e.name)
+            if e.how == "dates":
+                if e.dates is None:
+                    e.dates = self._changed_dates(e.name)
+                if not e.dates:
+                    e.how = "none"
+                    continue
+                q = exp.select("*").from_(table).where(in_dates(e.dates))
+            else:
+                q = exp.select("*").from_(table)
+            payloads[e.name] = self.con.sql(self.render(q)).to_arrow_table()
+        self.last_commit = self.store.publish(
+            [e for e in entries if e.how != "none"], payloads, fault=self._fault
+        )
+        for e in tx.values():
+            self._drop_shadow(e.name)
+            if self.store.is_table(e.name):
+                self._show(e.name)
+
+    def rollback(self) -> None:
+        tx, self._tx = self._tx, None
+        if tx is None:
+            return
+        for e in tx.values():
+            self._drop_shadow(e.name)
+            if e.before is not None:
+                self._show(e.name)
+
+    def _drop_shadow(self, name: str) -> None:
+        self.con.execute(self.render(_drop(name, "TABLE")))
+        self._hide(name)
+
+    def _changed_dates(self, name: str) -> list:
+        """``_logical_date`` values whose rows differ between the shadow and the published
+        table (rows compared whole, as multisets)."""
+        new = exp.select("*").from_(ident(name))
+        old = exp.select("*").from_(ident(_ORIG + name))
+
+        def side(a: exp.Select, b: exp.Select, alias: str) -> exp.Select:
+            minus = exp.except_(a, b, distinct=False)
+            return exp.select(col(PARTITION)).from_(
+                exp.Subquery(this=minus, alias=exp.TableAlias(this=ident(alias)))
+            )
+
+        diff = exp.union(side(new.copy(), old.copy(), "_a"), side(old, new, "_b"), distinct=False)
+        q = (
+            exp.select(col(PARTITION))
+            .distinct()
+            .from_(exp.Subquery(this=diff, alias=exp.TableAlias(this=ident("_d"))))
+        )
+        return [r[0] for r in self.con.execute(self.render(q)).fetchall()]
+
+    def close(self) -> None:
+        if self._tx is not None:
+            self.rollback()
+        super().close()
+
+
+def _durable_target(stmt: exp.Expression) -> str | None:
+    """The durable table a statement creates, changes or drops (None: none, or TEMP)."""
+    if isinstance(stmt, exp.Insert | exp.Delete | exp.Update | exp.Merge):
+        t = stmt.this
+        if isinstance(t, exp.Schema):
+            t = t.this
+        return t.name if isinstance(t, exp.Table) else None
+    if isinstance(stmt, exp.Create | exp.Drop) and stmt.kind == "TABLE":
+        props = stmt.args.get("properties")
+        if props is not None and any(
+            isinstance(p, exp.TemporaryProperty) for p in props.expressions
+        ):
+            return None
+        if isinstance(stmt, exp.Drop) and stmt.args.get("temporary"):
+            return None
+        t = (stmt.args.get("tables") or [None])[0] if isinstance(stmt, exp.Drop) else stmt.this
+        if isinstance(t, exp.Schema):
+            t = t.this
+        return t.name if isinstance(t, exp.Table) else None
+    return None
+
+
+def _drop(name: str, kind: str) -> exp.Drop:
+    return exp.Drop(tables=[exp.Table(this=ident(name))], kind=kind, exists=True)
