@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sluicegate.run.faults import POINTS
+from sluicegate.faults import POINTS
 
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.run.offsets import ASSIGNED

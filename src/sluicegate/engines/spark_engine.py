@@ -38,9 +38,10 @@ from ..compile.render import ident
 from ..errors import SluiceError
 from .base import Engine
 from .capabilities import SPARK
+from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
-from .spark_store import SparkStoreTx, store_class
+from .spark_store import SparkStoreTx
 from .storage import is_object_store
 
 BIG_STATEMENT = 20_000

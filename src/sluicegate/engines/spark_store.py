@@ -102,12 +102,3 @@ class SparkTableStore(ABC):
 
     @abstractmethod
     def begin(self) -> SparkStoreTx: ...
-
-
-def store_class(table_format: str) -> type[SparkTableStore]:
-    """The store class of ``table_format`` (imported on demand)."""
-    if table_format == "delta":
-        from .delta_spark import DeltaStore
-
-        return DeltaStore
-    raise ValueError(f"no Spark store for table format {table_format!r}")

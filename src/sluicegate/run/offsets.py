@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 CONTIGUOUS_CHECK = "kafka_offsets_contiguous"
 START_RUN = "start"  # run id of the rows that pin a `latest` start position
-#: The fault point of a Kafka batch between bind's plan and its first fetch (run/faults.py).
+#: The fault point of a Kafka batch between bind's plan and its first fetch (faults.py).
 ASSIGNED = "kafka:assigned"
 
 
