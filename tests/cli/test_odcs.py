@@ -188,3 +188,31 @@ def test_import_refuses_what_is_not_odcs(tmp_path):
     r = run_cli("import", "odcs", str(bad))
     assert r.returncode == 2 and "not an ODCS v3 document" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+STREAMING = """\
+name: clicks
+source:
+  format: kafka
+  kafka:
+    bootstrap_servers: 127.0.0.1:9092
+    topics: [clicks]
+    starting_offsets: latest
+    security: {protocol: SASL_SSL, sasl_mechanism: PLAIN, username: u, password: "${secret:k/p}"}
+  columns: {id: BIGINT, url: VARCHAR}
+rules: [{name: has_url, expect: url IS NOT NULL}]
+outputs: {warehouse: wh.duckdb, clean: clicks_ok, quarantine: clicks_dlq}
+alerts: [{url: "json://127.0.0.1:9/hook", on: [fail, warn]}]
+lineage: {url: "http://127.0.0.1:5000"}
+serve: [{name: app, url: "postgresql://app@127.0.0.1:5432/app", tables: [quality_facts]}]
+"""
+
+
+def test_streaming_alerts_lineage_and_serve_round_trip(tmp_path, monkeypatch, odcs_schema):
+    """Sections other issues added travel too: none is dropped on the way out or in."""
+    monkeypatch.setenv("SLUICEGATE_SECRET_K_P", "kafka-secret-value")
+    contract = write(tmp_path / "contract.yml", STREAMING)
+    exported, back = _round_trip(contract)
+    jsonschema.validate(yaml.safe_load(exported), odcs_schema)
+    assert "kafka-secret-value" not in exported
+    _same(contract, back)

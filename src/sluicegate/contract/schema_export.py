@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .key_docs import KEY_DOCS
-from .models import Contract, TableSource
+from .models import Contract, Source, TableSource
 from .type_names import TYPE_NAMES, type_pattern
 
 SCHEMA_ID = "urn:sluicegate:contract-schema"  # an identifier, not a download location
@@ -99,21 +99,27 @@ def key_doc(model: type[BaseModel], field: str) -> str | None:
     return None
 
 
+def _keys(model: type[BaseModel]) -> dict[str, str]:
+    """The YAML key of each field (its alias, e.g. ``as`` for ``as_``) -> the field name."""
+    return {(info.alias or name): name for name, info in model.model_fields.items()}
+
+
 def undocumented_keys() -> list[str]:
-    """``Model.field`` for every key without a sentence (a test keeps this empty)."""
+    """``Model.key`` for every key without a sentence (a test keeps this empty)."""
     return [
-        f"{name}.{field}"
+        f"{name}.{key}"
         for name, model in _models(Contract).items()
-        for field in model.model_fields
-        if key_doc(model, field) is None
+        for key, field in _keys(model).items()
+        if key_doc(model, key) is None and key_doc(model, field) is None
     ]
 
 
 def _describe(schema: dict[str, Any], model: type[BaseModel]) -> None:
     if model.__doc__:
         schema["description"] = " ".join(model.__doc__.split("\n\n")[0].split())
-    for field, prop in schema.get("properties", {}).items():
-        doc = key_doc(model, field)
+    keys = _keys(model)
+    for key, prop in schema.get("properties", {}).items():
+        doc = key_doc(model, key) or key_doc(model, keys.get(key, key))
         if doc:
             prop["description"] = doc
 
@@ -141,8 +147,8 @@ def _shorthands(schema: dict[str, Any], defs: dict[str, Any]) -> None:
         "anyOf": [{"enum": list(TYPE_NAMES)}, {"type": "string", "pattern": type_pattern()}],
         "description": key_doc(TableSource, "columns"),
     }
-    formats = list(typing.get_args(TableSource.model_fields["format"].annotation))
-    for name in ("TableSource", "Source"):
+    for name, model in (("TableSource", TableSource), ("Source", Source)):
+        formats = list(typing.get_args(model.model_fields["format"].annotation))
         if name in defs:
             props = defs[name]["properties"]
             props["columns"]["additionalProperties"] = {
@@ -171,6 +177,12 @@ def _shorthands(schema: dict[str, Any], defs: dict[str, Any]) -> None:
     if "Fact" in defs:
         prop = defs["Fact"]["properties"]["export"]
         prop["anyOf"] = [*prop.get("anyOf", []), {"type": "string"}]
+    if "ServeTable" in defs:
+        prop = defs["ServeTable"]["properties"]["key"]
+        prop["anyOf"] = [{"type": "string"}, *prop.get("anyOf", [])]
+    if "ServeTarget" in defs:
+        tables = defs["ServeTarget"]["properties"]["tables"]
+        tables["items"] = {"anyOf": [{"type": "string"}, _ref("ServeTable")]}
     if "Model" in defs:
         marts = defs["Model"]["properties"]["marts"]
         marts["additionalProperties"] = {"anyOf": [{"type": "string"}, _ref("Mart")]}

@@ -49,7 +49,7 @@ LOGICAL = {
     "timestamp": "timestamp",
 }
 #: Top-level sections carried whole as custom properties (ODCS has no equivalent).
-CARRIED = ("vars", "engine", "dedupe", "gate", "outputs", "model", "serve")
+CARRIED = ("vars", "engine", "dedupe", "gate", "outputs", "model", "serve", "alerts", "lineage")
 
 
 def custom(name: str, value: Any) -> CustomProperty:
@@ -120,7 +120,9 @@ def to_odcs(
         name=name,
         version="1.0.0",
         status="active",
-        servers=[
+        servers=None
+        if str(source.get("format", "")).lower() == "kafka"  # topics: carried in sluicegate.kafka
+        else [
             Server(
                 server="source",
                 type="local",
@@ -159,12 +161,19 @@ def _object(
             )
         )
     carried = [custom("role", role), custom("format", spec.get("format", "ndjson"))]
-    for key in ("csv", "ready_when", "expected_fingerprint", "freshness"):
+    for key in (
+        "csv",
+        "ready_when",
+        "expected_fingerprint",
+        "freshness",
+        "follow_symlinks",
+        "kafka",
+    ):
         if key in spec:
             carried.append(custom(key, spec[key]))
     return SchemaObject(
         name=name,
-        physicalName=str(spec.get("path")),
+        physicalName=str(spec["path"]) if spec.get("path") else None,
         physicalType="file",
         properties=props,
         quality=[_quality(name, r) for r in rules] or None,

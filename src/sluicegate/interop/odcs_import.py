@@ -198,7 +198,7 @@ def from_odcs(data: dict[str, Any], source: str | None = None) -> Imported:
     rules += relationship_rules(src_obj, set(refs), notes)
     if rules:
         contract["rules"] = rules
-    for key in ("gate", "outputs", "model", "serve"):
+    for key in ("gate", "outputs", "model", "serve", "alerts", "lineage"):
         if key in top:
             contract[key] = top[key]
     if "outputs" not in contract:
@@ -210,7 +210,7 @@ def from_odcs(data: dict[str, Any], source: str | None = None) -> Imported:
             "duplicates": f"{name}_duplicates",
         }
     _sla(data, src_obj, contract["source"], notes)
-    paths = [contract["source"]["path"], *(r["path"] for r in refs.values())]
+    paths = [contract["source"].get("path"), *(r.get("path") for r in refs.values())]
     if any("${root}" in str(p) for p in paths) and "root" not in contract.get("vars", {}):
         contract.setdefault("vars", {})["root"] = "./data"
     _leftovers(data, notes)
@@ -236,9 +236,18 @@ def _table(
     where = f"schema object '{oname}'"
     path, fmt = _location(obj, data, c, notes, where)
     spec: dict[str, Any] = {"path": path, "format": fmt}
-    for key in ("csv", "ready_when", "expected_fingerprint", "freshness"):
+    for key in (
+        "csv",
+        "ready_when",
+        "expected_fingerprint",
+        "freshness",
+        "follow_symlinks",
+        "kafka",
+    ):
         if key in c:
             spec[key] = c[key]
+    if not spec["path"] or spec["path"] == "None":  # a Kafka source has no path
+        del spec["path"]
     columns: dict[str, Any] = {}
     partitions: list[str] = []
     rules: list[dict[str, Any]] = []
