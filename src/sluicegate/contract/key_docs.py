@@ -127,6 +127,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     },
     "Outputs": {
         "warehouse": "The warehouse: a DuckDB file (a folder for the Spark engine); relative to the contract's folder.",
+        "format": "Table format of the outputs: duckdb (one file, the embedded default) or delta (a Delta Lake table per output, the Spark default); default: the engine's.",
         "clean": "Table of the rows that passed every rule.",
         "quarantine": "Table of quarantined rows with their reasons (the DLQ); its outbox is <quarantine>_outbox.",
         "duplicates": "Table of the rows dedupe dropped, with the lineage of the row kept (default duplicates).",
