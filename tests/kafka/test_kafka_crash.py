@@ -16,9 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sluicegate.faults import POINTS
 
 from sluicegate.compile.contract_check import load_contract
+from sluicegate.faults import POINTS
 from sluicegate.run.offsets import ASSIGNED
 from sluicegate.run.pipeline import run_contract
 from tests.conftest import SLUICEGATE
