@@ -7,8 +7,7 @@ through the ``sluicegate`` CLI from a fixed scratch folder, reads every publishe
 Parquet fact export back with DuckDB, sorts the rows, and prints one SHA-256 per output.
 
 Wall-clock columns (``run_started_at``, ``published_at``, ``_dlq_timestamp``, the metrics
-JSON, file mtimes)
-are left out: they are the only values a rerun may change. The scratch folder and the
+JSON, file mtimes) are left out: they are the only values a rerun may change. The scratch folder and the
 input files' mtimes are kept fixed so run ids and ``_source_file`` paths repeat.
 
     python scripts/example_digest.py --engine duckdb > before-duckdb.txt
@@ -130,9 +129,12 @@ def main() -> int:
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
     ap.add_argument("--scratch", default="/tmp/sluicegate-example-digest")
     ap.add_argument("--no-run", action="store_true", help="only hash the last run's outputs")
+    ap.add_argument(
+        "--example", action="append", choices=["orders", "retail"], help="default: both"
+    )
     args = ap.parse_args()
     scratch = Path(args.scratch) / args.engine
-    for example in ("orders", "retail"):
+    for example in args.example or ("orders", "retail"):
         folder = scratch / example
         if not args.no_run:
             folder = prepare(scratch, example)
