@@ -83,7 +83,8 @@ class Opened(Exception):
 
 @pytest.fixture
 def captured(monkeypatch):
-    def fake_open(name, warehouse, **options):  # noqa: ANN001, ANN202
+    def fake_open(name, warehouse, *, table_format=None, **options):  # noqa: ANN001, ANN202
+        assert table_format is None  # the contract names no outputs.format
         raise Opened(name, warehouse, options)
 
     monkeypatch.setattr(workspace, "open_engine", fake_open)

@@ -63,11 +63,14 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 hint="point outputs.warehouse at a folder (e.g. ./warehouse) for format: delta",
             )
         os.makedirs(root, exist_ok=True)
+        # DuckDB creates only the last folder of its spill path: make the parents now
+        temp_directory = temp_directory or os.path.join(root, INTERNAL, "tmp")
+        os.makedirs(temp_directory, exist_ok=True)
         super().__init__(
             ":memory:",
             memory_limit=memory_limit,
             threads=threads,
-            temp_directory=temp_directory or os.path.join(root, INTERNAL, "tmp"),
+            temp_directory=temp_directory,
             profile=profile,
         )
         self.warehouse = root

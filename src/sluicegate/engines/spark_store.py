@@ -5,7 +5,7 @@ hands a store whole statements' worth of work — "this table is now this DataFr
 this DELETE / UPDATE / MERGE / INSERT on it" — inside a :class:`SparkStoreTx`, and the
 store decides how its format stages and publishes them. Delta is ``delta_spark.py``;
 an Iceberg store implements the same two classes (its DML also runs natively in Spark
-SQL), registered in :data:`STORES`.
+SQL), looked up by ``spark_formats.store_class``.
 
 The contract every store keeps (tests/engines/conformance/test_storage.py):
 
