@@ -251,7 +251,7 @@ def ledger(loaded: Any, as_json: bool, wait_seconds: float, engine: str | None) 
     raw = clean + withheld + duplicates + quarantined + fixed + recycled + rejected.
     Exit 0 when every run and the total balance, 3 when anything does not.
     """
-    from .watch_cmd import facts_ledger
+    from .ledger_cmd import facts_ledger
 
     facts_ledger(loaded, as_json=as_json, wait_seconds=wait_seconds)
 
