@@ -127,12 +127,29 @@ def dlq() -> None:
 LIST_LIMIT = 20
 
 
+def known_reasons(store: Any) -> list[str]:
+    """Every reason a row can carry: the contract's rules, the built-ins, and any reason
+    already in the inbox (a rule since removed)."""
+    from ..dlq.browse import distinct
+    from ..run.facts import BUILTINS
+
+    names = {r.name for r in store.contract.rules} | set(BUILTINS)
+    return sorted(names | set(distinct(store, "_reason")))
+
+
+def source_root(store: Any) -> str:
+    """The folder the contract's source path names: listings show paths below it."""
+    from ..run.bind import source_root as root_of
+
+    return root_of(store.loaded, store.contract.source)
+
+
 def _filters(
     store: Any, date: str | None, run_id: str | None, reason: str | None, status: str | None
 ) -> Any:
     """The list/summary filters, each checked against what exists (a typo → exit 2 with
     the closest value, never an empty page)."""
-    from ..dlq.browse import Filters, distinct, known_reasons
+    from ..dlq.browse import Filters, distinct
     from ..dlq.tables import STATUSES
 
     check_name("--status", status, STATUSES, what="DLQ status")
@@ -168,7 +185,7 @@ def list_cmd(
 ) -> None:
     """List inbox rows (oldest lineage first): date, run, key, status, reason, where
     from (the source file below the source path, with its line) and the row's values."""
-    from ..dlq.browse import page, source_root, where_from
+    from ..dlq.browse import page, where_from
     from ..dlq.store import open_store
 
     date = loaded.logical_date if _date_given() else None

@@ -96,22 +96,6 @@ def distinct(store: DlqStore, column: str) -> list[str]:
     return sorted(str(v) for (v,) in store.engine.fetch(q) if v is not None)
 
 
-def known_reasons(store: DlqStore) -> list[str]:
-    """Every reason a row can carry: the contract's rules, the built-ins, and any reason
-    already in the inbox (a rule since removed)."""
-    from ..run.facts import BUILTINS
-
-    names = {r.name for r in store.contract.rules} | set(BUILTINS)
-    return sorted(names | set(distinct(store, "_reason")))
-
-
-def source_root(store: DlqStore) -> str:
-    """The folder the contract's source path names: listings show paths below it."""
-    from ..run.bind import source_root as root_of
-
-    return root_of(store.loaded, store.contract.source)
-
-
 def where_from(row: dict[str, Any], root: str) -> str:
     """``month=2024-01/part-000.json:52``: the source file relative to the source root,
     with its line (a bare file name repeats in every partition folder)."""
