@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .compile.contract_check import load_contract
@@ -106,7 +107,10 @@ RETAIL_CONTRACT = Path(__file__).parent / "examples" / "retail.yml"
 
 
 def prepare_demo(
-    directory: str | None, lines: int, feed: str = "retail"
+    directory: str | None,
+    lines: int,
+    feed: str = "retail",
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[LoadedContract, Path]:
     """Generate a sample feed under ``directory`` and load the contract that runs it.
 
@@ -114,7 +118,8 @@ def prepare_demo(
     :mod:`sluicegate.datagen.retail` and the contract of ``examples/retail`` (packaged
     as ``sluicegate/examples/retail.yml``, pinned equal by a test): reader, dedupe,
     eight rules, DLQ, facts, SCD2 customers, as-of facts, Parquet export and marts.
-    ``orders`` is seed 000's three-rule feed.
+    ``orders`` is seed 000's three-rule feed. ``progress(step, done, total)`` hears how
+    many lines of the retail feed are rendered and written (the CLI shows it).
     """
     # absolute: the contract's paths resolve against its own folder, so a relative
     # --dir (``make demo`` passes ``.demo``) would be counted twice
@@ -129,7 +134,7 @@ def prepare_demo(
         return load_contract(contract), root
     from .datagen.retail import generate
 
-    generate(root / "feed", lines)
+    generate(root / "feed", lines, progress=progress)
     contract.write_text(RETAIL_CONTRACT.read_text(encoding="utf-8"), encoding="utf-8")
     variables = {
         "root": str(root / "feed"),

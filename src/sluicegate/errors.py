@@ -87,6 +87,31 @@ class UsageError(SluiceError):
     exit_code = EXIT_CONTRACT
 
 
+class UnknownNameError(UsageError):
+    """A name argument (``--reason``, ``--check``, ``--status``, a table or rule) that names
+    nothing: exit 2 with the closest valid name, never an empty result."""
+
+    def __init__(
+        self,
+        option: str,
+        value: str,
+        known: list[str],
+        *,
+        what: str = "name",
+        suggestion: str | None = None,
+    ) -> None:
+        self.option = option
+        self.value = value
+        self.known = sorted(known)
+        self.suggestion = suggestion
+        did = f" (did you mean '{self.suggestion}'?)" if self.suggestion else ""
+        listed = ", ".join(self.known[:12]) + (", …" if len(self.known) > 12 else "")
+        super().__init__(
+            f"{option} '{value}': no such {what}{did}",
+            hint=f"known: {listed}" if self.known else f"there is no {what} to choose from yet",
+        )
+
+
 class InputError(SluiceError):
     """The input cannot be bound (missing path, unreadable file)."""
 

@@ -27,7 +27,7 @@ def test_compile_prints_sql(dialect):
 
 def test_compile_unknown_dialect_is_usage_error():
     r = run_cli("compile", ORDERS, "--dialect", "nosuchsql")
-    assert r.returncode == 2 and "unknown dialect" in r.stderr
+    assert r.returncode == 2 and "no such SQL dialect" in r.stderr and "duckdb" in r.stderr
     assert "Traceback" not in r.stderr
 
 

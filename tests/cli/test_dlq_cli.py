@@ -109,6 +109,8 @@ def test_bad_value_unknown_key_and_missing_warehouse_are_clean_errors(orders, tm
 
 def test_human_output_lists_rows_and_the_ledger(orders):
     r = run_cli("dlq", "list", orders, "--status", "quarantined")
-    assert r.returncode == 0 and "null_customer" in r.stdout and "_dlq_sk" in r.stdout
+    key = by_oid(orders)[2]["_dlq_sk"]
+    assert r.returncode == 0 and "null_customer" in r.stdout and f" {key}  " in r.stdout
+    assert f"{DAY}  run " in r.stdout and "orders.json:2" in r.stdout
     r = run_cli("dlq", "ledger", orders)
     assert r.returncode == 0 and "balanced" in r.stdout and "raw = clean" in r.stdout

@@ -14,6 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from sluicegate.cli.facts_cmd import DECIMAL_TEXT
+from sluicegate.cli.present import number
 from tests.conftest import SLUICEGATE, run_cli
 from tests.engines.test_publish import feed, govern_contract, run, write_rows
 
@@ -34,30 +36,30 @@ def test_attention_after_a_failing_run_shows_owner_threshold_and_metric(tmp_path
     write_rows(tmp_path / "data.json", feed(10, bad=4))
     ran = run_cli("run", str(failed), "--logical-date", "2024-01-01")
     assert ran.returncode == 1 and "gate FAILED" in ran.stderr
-    r = run_cli("facts", "attention", str(failed))
+    r = run_cli("facts", "attention", str(failed), env={"COLUMNS": "200"})
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     header = lines[1].split()
     assert header[:8] == [
         "source",
-        "check_id",
+        "check",
         "status",
         "severity",
         "owner",
         "metric",
-        "threshold_warn",
-        "threshold_fail",
+        "warn_above",
+        "fail_above",
     ]
     rows = {ln.split()[1]: ln.split() for ln in lines[2:] if ln.strip()}
-    assert rows["quarantine_share"][2:8] == [
+    assert rows["quarantine_share"][2:8] == [  # shares as percentages for people
         "fail",
         "error",
         "team@example.com",
-        "0.4",
-        "0.1",
-        "0.3",
+        "40%",
+        "10%",
+        "30%",
     ]
-    assert rows["rule:a_pos"][2:8] == ["fail", "error", "rules@example.com", "0.4", "0.1", "0.3"]
+    assert rows["rule:a_pos"][2:8] == ["fail", "error", "rules@example.com", "40%", "10%", "30%"]
     # the DLQ rows waiting, with the owner of the rule that quarantined them
     assert rows["dlq:a_pos"][2:6] == ["waiting", "error", "rules@example.com", "4"]
 
@@ -69,7 +71,7 @@ def test_attention_json_is_one_document_matching_an_independent_query(failed, tm
     got = {row["check_id"]: row for row in doc["rows"]}
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     want = {
-        c: (s, o, m, w, f)
+        c: (s, o, number(m), number(w), number(f))  # canonical decimal text → JSON numbers
         for c, s, o, m, w, f in con.execute(
             "SELECT check_id, status, owner, metric, threshold_warn, threshold_fail FROM facts "
             "WHERE status IN ('warn', 'fail')"
@@ -99,8 +101,8 @@ def test_latest_and_trend(failed, tmp_path):
         run_cli("facts", "trend", str(failed), "--check", "quarantine_share", "--json").stdout
     )
     assert [(r["logical_date"], r["metric"], r["status"]) for r in trend["rows"]] == [
-        ("2024-01-01", "0.4", "fail"),
-        ("2024-01-02", "0", "pass"),
+        ("2024-01-01", 0.4, "fail"),
+        ("2024-01-02", 0, "pass"),
     ]
     one = json.loads(
         run_cli(
@@ -120,7 +122,8 @@ def test_printed_duckdb_sql_runs_and_returns_what_the_command_shows(failed, tmp_
     rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     con.close()
     shown = json.loads(run_cli("facts", query, str(failed), "--json").stdout)["rows"]
-    assert json.loads(json.dumps(rows, default=str)) == [
+    printed = [{k: number(v) if k in DECIMAL_TEXT else v for k, v in r.items()} for r in rows]
+    assert json.loads(json.dumps(printed, default=str)) == [
         {
             k: (v.replace("T", " ") if isinstance(v, str) and k.endswith("_at") else v)
             for k, v in r.items()
@@ -133,7 +136,7 @@ def test_sql_for_trino_and_unknown_dialect(failed):
     r = run_cli("facts", "attention", str(failed), "--sql", "--dialect", "trino")
     assert r.returncode == 0 and "LIMIT 1000" in r.stdout and "CONCAT(" in r.stdout
     bad = run_cli("facts", "latest", str(failed), "--sql", "--dialect", "nosuch")
-    assert bad.returncode == 2 and "unknown dialect" in bad.stderr
+    assert bad.returncode == 2 and "no such SQL dialect" in bad.stderr
 
 
 def test_no_warehouse_yet_is_a_clear_error(tmp_path):

@@ -76,7 +76,7 @@ def test_abort_rule_fails_on_any_violation(tmp_path):
 def test_cli_exit_codes_and_warn_line(tmp_path):
     c = setup(tmp_path, 3)
     r = run_cli("run", str(c), "--logical-date", "2024-01-01")
-    assert r.returncode == 0 and "WARNING: gate warn" in r.stdout
+    assert r.returncode == 0 and "warning: gate WARN" in r.stderr
     c2 = setup(tmp_path / "f", 10)
     r2 = run_cli("run", str(c2), "--json")
     assert r2.returncode == 1 and json.loads(r2.stdout)["status"] == "fail"

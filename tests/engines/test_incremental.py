@@ -314,7 +314,9 @@ class Notices:
     def stage(self, name: str, detail: str = "") -> None:
         pass
 
-    def finished(self, name: str, seconds: float, detail: str = "") -> None:
+    def finished(
+        self, name: str, seconds: float, detail: str = "", records: int | None = None
+    ) -> None:
         pass
 
     def notice(self, message: str) -> None:
@@ -379,7 +381,7 @@ def test_unchanged_processed_files_pass_the_check(scene: Scene):
     drop_wave(scene.landing, 1)
     r = run_inc(scene.contract)
     fact = next(f for f in r.metrics["facts"] if f["check_id"] == "processed_files_unchanged")
-    assert (fact["status"], fact["metric"], fact["evaluated"]) == ("pass", "0", 2)
+    assert (fact["status"], fact["metric"], fact["evaluated"]) == ("pass", 0, 2)
 
 
 def test_cumulative_ledger_per_batch_and_in_total(scene: Scene):

@@ -386,7 +386,7 @@ SPLIT_LEDGER = textwrap.dedent(
     inc.Incremental.record_files = split
     class L:
         def stage(self, *a): pass
-        def finished(self, *a): pass
+        def finished(self, *a, **k): pass
         def notice(self, *a): pass
         def batch(self, *a): pass
         def idle(self, *a): pass

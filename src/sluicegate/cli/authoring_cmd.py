@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT, handled
+from .common import CONTEXT, examples, handled
 from .console import CliConsole
 
 
@@ -83,7 +83,12 @@ def init_cmd(
 
 @click.group("export", context_settings=CONTEXT)
 def export_group() -> None:
-    """Write a contract in another standard's format."""
+    """Write a contract in another standard's format.
+
+    \b
+    Example:
+      sluicegate export odcs contract.yml --out odcs.yaml
+    """
 
 
 @export_group.command("odcs", context_settings=CONTEXT)
@@ -97,6 +102,9 @@ def export_group() -> None:
     help="Set a contract variable (for validation; tokens are exported as written).",
 )
 @handled
+@examples(
+    "sluicegate export odcs contract.yml", "sluicegate export odcs contract.yml --out odcs.yaml"
+)
 def export_odcs_cmd(contract: str, out: str | None, variables: tuple[str, ...]) -> None:
     """Export CONTRACT as an Open Data Contract Standard (v3) document.
 
@@ -120,7 +128,12 @@ def export_odcs_cmd(contract: str, out: str | None, variables: tuple[str, ...]) 
 
 @click.group("import", context_settings=CONTEXT)
 def import_group() -> None:
-    """Read a contract written in another standard's format."""
+    """Read a contract written in another standard's format.
+
+    \b
+    Example:
+      sluicegate import odcs odcs.yaml --out contract.yml
+    """
 
 
 @import_group.command("odcs", context_settings=CONTEXT)
@@ -136,6 +149,7 @@ def import_group() -> None:
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file.")
 @handled
+@examples("sluicegate import odcs odcs.yaml --out contract.yml")
 def import_odcs_cmd(file: str, out: str | None, source: str | None, force: bool) -> None:
     """Import an Open Data Contract Standard (v3) FILE as a sluicegate contract.
 

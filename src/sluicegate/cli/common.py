@@ -1,10 +1,14 @@
 """What every command shares: the error handler, the common options, ``--var`` parsing,
-JSON encoding."""
+JSON encoding.
+
+One option name for one thing, on every command: ``--date`` (the logical date; the old
+``--logical-date`` still works), ``--run``, ``--limit``, ``--json``, ``-q/--quiet``,
+``--engine``. How values look is decided in ``cli/present.py``.
+"""
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
+import inspect
 import os
 import sys
 import traceback
@@ -17,6 +21,8 @@ import click
 from ..contract.tokens import redact_secrets
 from ..errors import EXIT_INTERNAL, SluiceError, UsageError
 from .console import CliConsole
+from .present import emit_json, error_document
+from .present import jsonable as jsonable
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -42,7 +48,32 @@ def var_option(help: str = "Set a contract variable (wins over vars:).") -> Deco
 
 
 def logical_date_option(help: str = "Value of ${logical_date} in the contract.") -> Decorator:
-    return click.option("--logical-date", metavar="YYYY-MM-DD", help=help)
+    """``--date`` (alias ``--logical-date``, the name it had before)."""
+    return click.option("--date", "--logical-date", "logical_date", metavar="YYYY-MM-DD", help=help)
+
+
+date_option = logical_date_option
+
+
+def quiet_option(
+    help: str = "No progress and no summary (the exit code still tells).",
+) -> Decorator:
+    return click.option("-q", "--quiet", is_flag=True, help=help)
+
+
+def limit_option(default: int | None, help: str = "At most N rows.") -> Decorator:
+    return click.option(
+        "--limit",
+        type=click.IntRange(0, None),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help=help + (" 0 = all." if default is not None else ""),
+    )
+
+
+def run_option(help: str = "Only rows of this run id.") -> Decorator:
+    return click.option("--run", "run_id", metavar="RUN_ID", help=help)
 
 
 def json_option(help: str = "Print one JSON document on stdout.") -> Decorator:
@@ -58,7 +89,8 @@ DEBUG = {"on": os.environ.get("SLUICEGATE_DEBUG", "") not in ("", "0")}
 
 
 def handled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors → one redacted message and the documented exit code (no tracebacks).
+    """Library errors → one redacted message on stderr and the documented exit code (no
+    tracebacks); with ``--json`` also the error document on stdout.
 
     Anything else is sluicegate's own failure (a bug, or the environment breaking under
     it): one line on stderr and exit 70 — never exit 1, which tells a scheduler "the gate
@@ -70,30 +102,49 @@ def handled(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except SluiceError as exc:
-            CliConsole().error(redact_secrets(exc.render()))
-            sys.exit(exc.exit_code)
+            fail(exc, as_json=bool(kwargs.get("as_json")))
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - the one place an unexpected error lands
-            internal_error(exc)
+            internal_error(exc, as_json=bool(kwargs.get("as_json")))
 
     return wrapper
 
 
-def internal_error(exc: BaseException) -> None:
+def internal_error(exc: BaseException, *, as_json: bool = False) -> None:
     """Print one line for an unexpected error (the traceback with ``--debug``); exit 70."""
     if DEBUG["on"]:
         text = "".join(traceback.format_exception(exc))
         print(redact_secrets(text), file=sys.stderr, end="")
     detail = " ".join(str(exc).split())[:300] or "(no message)"
-    CliConsole().error(
-        redact_secrets(
-            f"internal error ({type(exc).__name__}): {detail} — nothing was published; "
-            + ("" if DEBUG["on"] else "rerun with --debug for the traceback and ")
-            + "report it"
-        )
+    message = redact_secrets(
+        f"internal error ({type(exc).__name__}): {detail} — nothing was published; "
+        + ("" if DEBUG["on"] else "rerun with --debug for the traceback and ")
+        + "report it"
     )
+    CliConsole().error(message)
+    if as_json:
+        emit_json(error_document(None, exit_code=EXIT_INTERNAL, message=message))
     sys.exit(EXIT_INTERNAL)
+
+
+def fail(exc: SluiceError, *, as_json: bool) -> None:
+    """Report ``exc`` the one way every command does, and exit with its code."""
+    CliConsole().error(redact_secrets(exc.render()))
+    if as_json:
+        emit_json(error_document(exc, exit_code=exc.exit_code))
+    sys.exit(exc.exit_code)
+
+
+def examples(*lines: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Append an ``Examples:`` block to a command's ``--help`` (every command has one)."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        block = "\n\n\b\nExamples:\n" + "\n".join(f"  {ln}" for ln in lines)
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + block
+        return fn
+
+    return deco
 
 
 def parse_vars(values: tuple[str, ...]) -> dict[str, str]:
@@ -105,12 +156,3 @@ def parse_vars(values: tuple[str, ...]) -> dict[str, str]:
         k, val = v.split("=", 1)
         out[k.strip()] = val
     return out
-
-
-def jsonable(v: Any) -> Any:
-    """JSON fallback for warehouse values: exact decimals and ISO times as strings."""
-    if isinstance(v, decimal.Decimal):
-        return str(v)
-    if isinstance(v, dt.datetime | dt.date | dt.time):
-        return v.isoformat()
-    return str(v)

@@ -1,21 +1,69 @@
 """Rendering for humans: rich on a terminal, plain lines when piped; ``--quiet`` silences.
 
 Core code reports events (``sluicegate.report.events``); this module decides how they look.
+Streams are fixed: results on stdout; progress, warnings and errors on stderr — a warning
+is always one ``warning: …`` line there (on a terminal, ``warning:`` in yellow), whatever
+the command and whether or not ``--json`` is on.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from ..contract.tokens import redact_secrets
+from .present import count, fit_widths, is_share, norm_path, pct, shorten_middle, width
+
+#: The stages a run announces, in order (run/pipeline.py); the overall bar counts them.
+RUN_STAGES = (
+    "bind",
+    "compile",
+    "references",
+    "read",
+    "dedupe",
+    "route",
+    "model",
+    "check",
+    "publish",
+)
+
+
+class RecordsColumn(ProgressColumn):
+    """``200,000 records  162,311/s`` — the count a stage handled and its rate."""
+
+    def render(self, task: Task) -> Text:
+        n = task.fields.get("records")
+        if n is None:
+            return Text("")
+        secs = task.finished_time if task.finished else task.elapsed
+        rate = f"  {n / secs:,.0f}/s" if secs and secs > 0 else ""
+        return Text(f"{n:>11,} {task.fields.get('unit', 'records')}{rate}")
 
 
 class CliConsole:
-    """Progress on stderr, results on stdout; plain text when not a terminal."""
+    """Progress and warnings on stderr, results on stdout; plain text when not a terminal.
+
+    ``quiet`` and ``json_mode`` silence progress and summaries (stdout is then empty, or
+    the JSON document); warnings and errors still go to stderr — with ``-q`` a warn would
+    otherwise be invisible, since it exits 0 like a pass.
+    """
 
     def __init__(self, *, quiet: bool = False, json_mode: bool = False) -> None:
         self.quiet = quiet
@@ -23,84 +71,229 @@ class CliConsole:
         self.tty = sys.stderr.isatty()
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self.out = Console(highlight=False, soft_wrap=True)
-        self._status = None
+        self._progress: Progress | None = None
+        self._tasks: dict[str, Any] = {}
+        self._overall: Any = None
+        self._started: dict[str, float] = {}
+
+    @property
+    def silent(self) -> bool:
+        return self.quiet or self.json_mode
 
     # -- Listener protocol -------------------------------------------------------
     def stage(self, name: str, detail: str = "") -> None:
-        if self.quiet:
+        self._started[name] = time.perf_counter()
+        if self.silent or not self.tty:
             return
-        if self.tty:
-            if self._status is None:
-                self._status = self.err.status(f"{name} …")
-                self._status.start()
-            else:
-                self._status.update(f"{name} …")
+        progress = self._live()
+        if self._overall is None:
+            self._overall = progress.add_task("run", total=len(RUN_STAGES), kind="overall")
+        self._tasks[name] = progress.add_task(name, total=None, kind="stage")
 
-    def finished(self, name: str, seconds: float, detail: str = "") -> None:
-        if self.quiet:
+    def finished(
+        self, name: str, seconds: float, detail: str = "", records: int | None = None
+    ) -> None:
+        if self.silent:
             return
-        line = f"  {name:<11} {seconds:7.3f}s {detail}".rstrip()
-        if self.tty:
-            self.err.print(f"[green]✓[/green]{line}")
-        else:
-            print(f"stage{line}", file=sys.stderr)
+        if not self.tty:
+            rate = f"  {records / seconds:,.0f} records/s" if records and seconds > 0 else ""
+            count = f"  {records:,} records" if records is not None else ""
+            print(
+                f"stage {name:<11} {seconds:7.3f}s{count}{rate} {detail}".rstrip(), file=sys.stderr
+            )
+            return
+        progress = self._live()
+        task = self._tasks.pop(name, None)
+        if task is None:
+            task = progress.add_task(name, total=None, kind="stage")
+        progress.update(task, total=1, completed=1, records=records)
+        if self._overall is not None:
+            progress.advance(self._overall)
+
+    def progress_records(self, name: str, done: int, total: int | None, unit: str) -> None:
+        """Live progress of long work that can count (the demo's data generation)."""
+        if self.silent:
+            return
+        if not self.tty:
+            if total and done >= total:
+                print(f"{name}: {done:,} {unit}", file=sys.stderr)
+            return
+        progress = self._live()
+        if name not in self._tasks:
+            self._tasks[name] = progress.add_task(name, total=total, kind="counted", unit=unit)
+        progress.update(self._tasks[name], completed=done, records=done, unit=unit)
+        if total and done >= total:
+            self._tasks.pop(name)
 
     def notice(self, message: str) -> None:
-        if self.quiet:
-            return
+        self.warning(message)
+
+    def warning(self, message: str) -> None:
+        """The one warning channel: ``warning: …`` on stderr (never silenced)."""
+        message = redact_secrets(message)
         if self.tty:
-            self.err.print(f"[yellow]![/yellow] {message}")
+            self.err.print(Text.assemble(("warning:", "yellow"), " ", message), soft_wrap=False)
         else:
-            print(f"notice: {message}", file=sys.stderr)
+            print(f"warning: {message}", file=sys.stderr)
 
     def stop(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+            self._tasks = {}
+            self._overall = None
+
+    def _live(self) -> Progress:
+        if self._progress is None:
+            self._progress = Progress(
+                SpinnerColumn(finished_text="[green]✓[/green]"),
+                TextColumn("{task.description:<10}"),
+                _OnlyFor("overall|counted", BarColumn(bar_width=16)),
+                _OnlyFor("overall", MofNCompleteColumn()),
+                _OnlyFor("overall|counted", TaskProgressColumn()),
+                _OnlyFor("stage|counted", RecordsColumn()),
+                TimeElapsedColumn(),
+                console=self.err,
+                refresh_per_second=8,
+            )
+            self._progress.start()
+        return self._progress
 
     # -- output -------------------------------------------------------------------
     def line(self, text: str, style: str | None = None) -> None:
-        if self.quiet:
+        if self.silent:
             return
         text = redact_secrets(text)  # an owner or a path may hold a secret
         if self.out.is_terminal and style:
-            self.out.print(f"[{style}]{text}[/{style}]")
+            self.out.print(Text(text, style=style))
+        else:
+            print(text)
+
+    def wrapped(self, text: str) -> None:
+        """A line that may be long (a path): on a terminal it wraps at the terminal's width
+        — folded, never cut — so the whole path is there to copy; piped, one line."""
+        if self.silent:
+            return
+        text = redact_secrets(text)
+        if self.out.is_terminal:
+            self.out.print(Text(text), overflow="fold", soft_wrap=False)
         else:
             print(text)
 
     def error(self, text: str) -> None:
         text = redact_secrets(text)
         if sys.stderr.isatty():
-            self.err.print(f"[red]error:[/red] {text}", markup=True, highlight=False)
+            self.err.print(Text.assemble(("error:", "red"), " ", text), soft_wrap=False)
         else:
             print(f"error: {text}", file=sys.stderr)
 
-    def table(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
-        """A table: rich on a terminal, aligned plain text otherwise."""
-        if self.quiet:
+    def table(
+        self,
+        title: str,
+        columns: list[str],
+        rows: list[list[Any]],
+        *,
+        numeric: set[str] | frozenset[str] = frozenset(),
+        keep: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """A table that fits the terminal (cells wrap, nothing is cut): rich with borders
+        on a terminal, borderless plain text when piped."""
+        if self.silent:
             return
-        title = redact_secrets(title)
-        rows = [[redact_secrets(str(v)) for v in r] for r in rows]
-        if self.out.is_terminal:
-            t = Table(title=title, title_justify="left")
-            for c in columns:
-                t.add_column(c, justify="right" if c in NUMERIC_HEADERS else "left")
-            for r in rows:
-                t.add_row(*[str(v) for v in r])
-            self.out.print(t)
-            return
-        widths = [
-            max(len(str(c)), *(len(str(r[i])) for r in rows)) if rows else len(c)
-            for i, c in enumerate(columns)
+        title = redact_secrets(title)  # an owner or a path may hold a secret
+        terminal = self.out.is_terminal
+        available = self.out.width if terminal else width()
+        cells = [
+            [
+                count(v)
+                if isinstance(v, int) and not isinstance(v, bool)
+                else redact_secrets(str(v))
+                for v in r
+            ]
+            for r in rows
         ]
-        print(title)
-        print("  ".join(str(c).ljust(w) for c, w in zip(columns, widths, strict=True)))
-        for r in rows:
-            print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)))
-        print()
+        natural = [max([len(str(c))] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+        # a short value (a date, a count, a run id) keeps its width and a header folds at
+        # its words; when that is still too wide, every column but the ``keep`` ones (keys
+        # an operator copies) folds further; long text folds inside its cell. No column
+        # is ever cropped.
+        longest = [max([0] + [len(r[i]) for r in cells]) for i in range(len(columns))]
+        minimums = [
+            n if c in keep else max(min(n, SHORT_VALUE), max(len(w) for w in str(c).split("_")))
+            for c, n in zip(columns, longest, strict=True)
+        ]
+        frame = 3 * len(columns) + 1 if terminal else 2 * max(len(columns) - 1, 0)
+        # tiers of minimums, each tried only when the one before does not fit: headers
+        # fold at their words, then anywhere (values stay whole), then long values fold
+        tiers = [
+            minimums,
+            [
+                n if c in keep else min(n, SHORT_VALUE)
+                for c, n in zip(columns, longest, strict=True)
+            ],
+            [n if c in keep else min(n, NARROW) for c, n in zip(columns, longest, strict=True)],
+        ]
+        widths = natural
+        for tier in tiers:
+            widths = fit_widths(widths, [max(m, 1) for m in tier], available - frame)
+            if sum(widths) + frame <= available:
+                break
+        con = Console(
+            width=max(available, sum(widths) + frame),
+            no_color=not terminal,
+            force_terminal=terminal,
+            highlight=False,
+        )
+        # the title is its own line: a table's title would wrap at the table's width
+        con.print(Text(title, style="bold" if terminal else ""), overflow="fold", width=available)
+        t = Table(
+            box=box.HEAVY_HEAD if terminal else None,
+            pad_edge=terminal,
+            show_edge=terminal,
+            header_style="bold" if terminal else "",
+        )
+        for c, w in zip(columns, widths, strict=True):
+            right = c in numeric or c in NUMERIC_HEADERS
+            t.add_column(c, justify="right" if right else "left", overflow="fold", width=w)
+        for r in cells:
+            t.add_row(*[Text(v) for v in r])
+        con.print(t)
+        if not terminal:
+            con.print()
 
 
-NUMERIC_HEADERS = {"records", "failed", "share", "count", "rows", "seconds", "metric"}
+class _OnlyFor(ProgressColumn):
+    """A column shown only for some kinds of task: ``overall`` (the run's bar over its
+    stages), ``stage`` (one stage: its record count) and ``counted`` (work that counts
+    towards a known total, like data generation: bar and count)."""
+
+    def __init__(self, kinds: str, inner: ProgressColumn) -> None:
+        super().__init__()
+        self.kinds = set(kinds.split("|"))
+        self.inner = inner
+
+    def render(self, task: Task) -> Any:
+        if task.fields.get("kind") not in self.kinds:
+            return Text("")
+        return self.inner.render(task)
+
+
+#: Values up to this long keep their width when a table must shrink; longer ones fold.
+SHORT_VALUE = 16
+#: ... and when even that does not fit, every column but the kept ones folds to this.
+NARROW = 6
+
+NUMERIC_HEADERS = {
+    "records",
+    "failed",
+    "share",
+    "count",
+    "rows",
+    "seconds",
+    "metric",
+    "warn_above",
+    "fail_above",
+}
 
 
 def render_run_summary(con: CliConsole, m: dict[str, Any]) -> None:
@@ -122,7 +315,7 @@ def render_run_summary(con: CliConsole, m: dict[str, Any]) -> None:
         rows,
     )
     rule_rows = [
-        [name, r["failed"], r["share"], r["on_fail"], r.get("owner") or ""]
+        [name, r["failed"], pct(r["share"]), r["on_fail"], r.get("owner") or ""]
         for name, r in m["rules"].items()
     ]
     for name, n in m.get("builtin", {}).items():
@@ -140,17 +333,45 @@ def render_run_summary(con: CliConsole, m: dict[str, Any]) -> None:
             [
                 lv["check"],
                 lv["status"],
-                lv["metric"],
-                _dash(lv["threshold_warn"]),
-                _dash(lv["threshold_fail"]),
+                show_metric(lv["check"], lv["metric"], lv.get("detail", "")),
+                show_metric(lv["check"], lv["threshold_warn"], lv.get("detail", "")),
+                show_metric(lv["check"], lv["threshold_fail"], lv.get("detail", "")),
             ]
             for lv in gate.get("levels", [])
         ],
     )
 
 
-def _dash(v: Any) -> Any:
-    return "—" if v is None else v
+def render_verdict(con: CliConsole, m: dict[str, Any], status: str, *, brief: bool = False) -> None:
+    """The gate's verdict after a run or a batch: ``gate PASS`` on stdout, a warning or an
+    error on stderr (shown under ``--json`` and ``-q`` too)."""
+    levels = (m.get("gate") or {}).get("levels", [])
+    if status == "warn":
+        reasons = "; ".join(
+            f"{lv['check']} {show_metric(lv['check'], lv['metric'], lv.get('detail', ''))} > "
+            f"{show_metric(lv['check'], lv['threshold_warn'], lv.get('detail', ''))}"
+            if lv["threshold_warn"] is not None
+            else f"{lv['check']}: {lv['detail']}"
+            for lv in levels
+            if lv["status"] == "warn"
+        )
+        con.warning(f"gate WARN — {reasons}")
+    elif status == "fail":
+        reasons = "; ".join(
+            f"{lv['check']}: {lv['detail']}" for lv in levels if lv["status"] == "fail"
+        )
+        con.error(f"gate FAILED — {reasons}; clean rows were not published")
+    elif status == "ledger_violation":
+        con.error(m.get("error") or "ledger violation")
+    elif not brief:
+        con.line("gate PASS", "green")
+
+
+def show_metric(check: str, value: Any, detail: str = "") -> str:
+    """A check's metric or threshold for people: a percentage for shares, else as is."""
+    if value is None or value == "":
+        return "—"
+    return pct(value) if is_share(check, detail) else str(value)
 
 
 def render_model_summary(con: CliConsole, model: dict[str, Any] | None) -> None:
@@ -160,18 +381,23 @@ def render_model_summary(con: CliConsole, model: dict[str, Any] | None) -> None:
     rows: list[list[Any]] = []
     for name, d in (model.get("dimensions") or {}).items():
         rows.append(
-            [name, "SCD2 dimension", f"{d.get('rows', 0)} versions, {d.get('current', 0)} current"]
+            [
+                name,
+                "SCD2 dimension",
+                f"{count(d.get('rows', 0))} versions, {count(d.get('current', 0))} current",
+            ]
         )
     for name, f in (model.get("facts") or {}).items():
         unknown = sum((f.get("unknown_member") or {}).values())
-        detail = f"{f.get('rows', 0)} rows, {unknown} unknown members"
+        detail = f"{count(f.get('rows', 0))} rows, {count(unknown)} unknown members"
         exp_ = f.get("export")
         if exp_:
-            detail += f"; Parquet: {exp_.get('partitions', 0)} partitions in {exp_.get('path')}"
+            where = shorten_middle(norm_path(exp_.get("path")), max(24, width() - 40))
+            detail += f"; Parquet: {exp_.get('partitions', 0)} partitions in {where}"
         rows.append([name, "as-of fact", detail])
     for name, n in (model.get("marts") or {}).items():
-        rows.append([name, "mart", f"{n} rows"])
-    con.table("Star schema", ["table", "kind", "rows"], rows)
+        rows.append([name, "mart", f"{count(n)} rows"])
+    con.table("Star schema", ["table", "kind", "detail"], rows)
 
 
 def render_serve_summary(con: CliConsole, serve: list[dict[str, Any]] | None) -> None:

@@ -6,14 +6,12 @@ not import each other.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
-import click
-
-from .common import LEDGER_COLUMNS, jsonable
+from .common import LEDGER_COLUMNS
 from .console import CliConsole
+from .present import emit_json, norm_path
 from .reader import open_reader
 
 
@@ -36,16 +34,17 @@ def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
         led = stream_ledger(eng, loaded)
     finally:
         eng.close()
+    where = norm_path(where)
     if as_json:
-        click.echo(loaded.redactor(json.dumps(led, indent=2, default=jsonable)))
+        emit_json(led, loaded.redactor)
     else:
         con = CliConsole()
         rows = [
             [
-                r["run_id"],
+                r["run_id"][:12],
                 r["logical_date"],
                 r.get("status") or "",
-                r["files"] if r["micro_batch"] else "batch",
+                r["files"] if r["micro_batch"] else "—",
                 *["" if r[k] is None else r[k] for k in LEDGER_COLUMNS],
                 r.get("balanced", "?"),
             ]
@@ -68,8 +67,15 @@ def facts_ledger(loaded: Any, *, as_json: bool, wait_seconds: float) -> None:
 
             headers[3] = "offsets"
             for row, r in zip(rows, led["runs"], strict=False):
-                row[3] = offsets_text(r.get("offsets")) if r["micro_batch"] else "batch"
-        con.table(f"Ledger of {loaded.contract.name} ({where}): {led['equation']}", headers, rows)
+                row[3] = offsets_text(r.get("offsets")) if r["micro_batch"] else "—"
+        con.table(
+            f"Ledger of {loaded.contract.name} ({where}): {led['equation']}",
+            headers,
+            rows,
+            numeric={"files", *LEDGER_COLUMNS},
+        )
+        con.line("run: the run id's first 12 characters (--json has all of it)")
+        con.line("files: the files of a micro-batch (— a batch run reads the whole path)")
         for v in led["violations"]:
             con.error(f"{v['check']}: {v['detail']}")
     sys.exit(0 if led["balanced"] else 3)

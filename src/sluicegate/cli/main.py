@@ -7,14 +7,12 @@ error, 3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import click
 
 from .. import __version__
-from ..contract.tokens import redact_secrets
 from ..errors import SluiceError
 from .authoring_cmd import export_group, import_group, init_cmd
 from .common import (
@@ -22,15 +20,18 @@ from .common import (
     DEBUG,
     contract_argument,
     engine_option,
+    examples,
     handled,
     json_option,
     logical_date_option,
     parse_vars,
+    quiet_option,
     var_option,
 )
-from .console import CliConsole, render_run_summary
+from .console import CliConsole, render_run_summary, render_verdict
 from .dlq_cmd import dlq
 from .facts_cmd import facts
+from .present import check_dialect, emit_json, error_document, norm_path
 from .report_cmd import report_cmd
 from .schema_cmd import schema_cmd
 from .serve_cmd import serve_cmd
@@ -53,11 +54,15 @@ def cli(debug: bool = False) -> None:
     """sluicegate — route every record to clean, quarantine or duplicates, and prove it.
 
     \b
-    Start here:
+    Examples (start here):
       sluicegate demo                          generate a hostile sample and run it
       sluicegate validate contract.yml         check a contract (exit 2 on any problem)
       sluicegate run contract.yml              run it; --json prints the run metrics
       sluicegate compile contract.yml -d spark print the SQL a run executes
+
+    \b
+    Every command takes --help (with examples) and --json (one JSON document on stdout,
+    errors included: docs/cli.md). Warnings go to stderr as "warning: …".
 
     Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
     3 ledger violation, 4 upstream not ready, 5 another run holds the lock, 6 a serve
@@ -72,8 +77,12 @@ def cli(debug: bool = False) -> None:
 @contract_argument
 @var_option()
 @date_option
+@json_option("Print the verdict as JSON (errors too: file, line, key path, did-you-mean).")
 @handled
-def validate(contract: str, variables: tuple[str, ...], logical_date: str | None) -> None:
+@examples("sluicegate validate contract.yml", "sluicegate validate contract.yml --json")
+def validate(
+    contract: str, variables: tuple[str, ...], logical_date: str | None, as_json: bool
+) -> None:
     """Check CONTRACT: shape, types, rule SQL and column names. Exit 2 on any problem."""
     from ..compile.contract_check import load_contract
     from ..run.dryrun import check_on_empty
@@ -81,6 +90,20 @@ def validate(contract: str, variables: tuple[str, ...], logical_date: str | None
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
     check_on_empty(loaded)  # every statement of a run, on empty typed tables
     c = loaded.contract
+    if as_json:
+        emit_json(
+            {
+                "status": "ok",
+                "file": norm_path(contract),
+                "contract": c.name,
+                "columns": len(c.source.columns),
+                "rules": len(c.rules),
+                "references": len(c.references),
+                "digest": loaded.digest,
+            },
+            loaded.redactor,
+        )
+        return
     CliConsole().line(
         f"{contract}: ok — contract '{c.name}', {len(c.source.columns)} columns, "
         f"{len(c.rules)} rules, {len(c.references)} references (digest {loaded.digest[:12]})",
@@ -99,31 +122,41 @@ def validate(contract: str, variables: tuple[str, ...], logical_date: str | None
 )
 @var_option()
 @date_option
+@json_option('Print {"contract", "dialect", "sql"} as JSON.')
 @handled
+@examples(
+    "sluicegate compile contract.yml",
+    "sluicegate compile contract.yml -d spark > run.sql",
+)
 def compile_cmd(
-    contract: str, dialect: str, variables: tuple[str, ...], logical_date: str | None
+    contract: str,
+    dialect: str,
+    variables: tuple[str, ...],
+    logical_date: str | None,
+    as_json: bool,
 ) -> None:
     """Print the SQL a run of CONTRACT executes, rendered for DIALECT.
 
     Rendering raises on anything the dialect cannot express, instead of printing SQL that
     would not run. The reader (text → typed rows) is printed for engines that have one.
     """
-    from sqlglot.dialects import Dialect
     from sqlglot.errors import UnsupportedError
 
     from ..compile.contract_check import load_contract
     from ..compile.plan import plan, render_plan
     from ..errors import UsageError
 
-    try:
-        Dialect.get_or_raise(dialect)
-    except ValueError as exc:
-        raise UsageError(f"unknown dialect '{dialect}': {exc}") from None
+    check_dialect(dialect)
     loaded = load_contract(contract, variables=parse_vars(variables), logical_date=logical_date)
     try:
         text = render_plan(plan(loaded, dialect), dialect)
     except UnsupportedError as exc:
         raise UsageError(f"the {dialect} dialect cannot express this contract: {exc}") from None
+    if as_json:
+        emit_json(
+            {"contract": loaded.contract.name, "dialect": dialect, "sql": text}, loaded.redactor
+        )
+        return
     click.echo(loaded.redactor(text), nl=False)
 
 
@@ -143,8 +176,12 @@ def compile_cmd(
 @var_option()
 @date_option
 @json_option("Print the run metrics as one JSON document on stdout.")
+@quiet_option()
 @click.option(
-    "-q", "--quiet", is_flag=True, help="No progress and no summary (the exit code still tells)."
+    "--warn-error",
+    is_flag=True,
+    help="A gate WARN exits 1 like a failure, for schedulers that alert on the exit code "
+    "(what a warn publishes is still published).",
 )
 @click.option(
     "--incremental",
@@ -159,6 +196,11 @@ def compile_cmd(
     "all of them are in the run metrics under 'profile'.",
 )
 @handled
+@examples(
+    "sluicegate run contract.yml --date 2024-01-31",
+    "sluicegate run contract.yml --json --warn-error > metrics.json",
+    "sluicegate run contract.yml --engine spark --spark-master local[4]",
+)
 def run(
     contract: str,
     engine: str | None,
@@ -168,15 +210,16 @@ def run(
     logical_date: str | None,
     as_json: bool,
     quiet: bool,
+    warn_error: bool = False,
     incremental: bool = False,
     profile: bool = False,
 ) -> None:
     """Run CONTRACT once: bind, read, dedupe, route, prove the ledger, gate, publish.
 
     \b
-    Exit codes: 0 pass, 0 + warning line on warn, 1 gate failed (quarantine and facts
-    are published, clean rows are not), 2 contract error, 3 ledger violation (nothing
-    published), 4 upstream not ready, 5 locked by another run.
+    Exit codes: 0 pass, 0 + a warning on stderr on warn (1 with --warn-error), 1 gate
+    failed (quarantine and facts are published, clean rows are not), 2 contract error,
+    3 ledger violation (nothing published), 4 upstream not ready, 5 locked by another run.
     """
     from ..api import load
     from ..api import run as api_run
@@ -195,9 +238,10 @@ def run(
             as_json=as_json,
             quiet=quiet,
             engine_options=engine_options,
+            warn_error=warn_error,
         )
     loaded = load(contract, vars=parse_vars(variables), logical_date=logical_date)
-    con = CliConsole(quiet=quiet or as_json, json_mode=as_json)
+    con = CliConsole(quiet=quiet, json_mode=as_json)
     try:  # the Python API's run (api.py): alerts and lineage events included
         result = api_run(loaded, engine=engine, listener=con, engine_options=engine_options)
     except SluiceError:
@@ -211,7 +255,7 @@ def run(
         raise
     finally:
         con.stop()
-    finish_run(con, result, as_json=as_json, quiet=quiet)
+    finish_run(con, result, as_json=as_json, quiet=quiet, warn_error=warn_error)
 
 
 PROFILE_TOP = 12
@@ -248,45 +292,27 @@ def spark_options(
     return "spark", {"master": master, "remote": remote}
 
 
-def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> None:
-    """Print a run's outcome and exit with its code."""
+def finish_run(
+    con: CliConsole, result: Any, *, as_json: bool, quiet: bool, warn_error: bool = False
+) -> None:
+    """Print a run's outcome and exit with its code (``--warn-error``: a warn exits 1)."""
     m = result.metrics
     if as_json:
-        click.echo(redact_secrets(json.dumps(m, indent=2, default=str)))
+        emit_json(m)
     elif not quiet:
         render_run_summary(con, m)
         if m.get("profile"):
             render_profile(con, m)
-        con.line(f"metrics: {result.metrics_path}")
-    status = result.status
-    if status == "warn":
-        reasons = "; ".join(
-            f"{lv['check']} {lv['metric']} > {lv['threshold_warn']}"
-            if lv["threshold_warn"] is not None
-            else f"{lv['check']}: {lv['detail']}"
-            for lv in m["gate"]["levels"]
-            if lv["status"] == "warn"
-        )
-        CliConsole().notice(f"gate WARN: {reasons}") if quiet or as_json else con.line(
-            f"WARNING: gate warn — {reasons}", "yellow"
-        )
-    elif status == "fail":
-        reasons = "; ".join(
-            f"{lv['check']}: {lv['detail']}" for lv in m["gate"]["levels"] if lv["status"] == "fail"
-        )
-        CliConsole().error(f"gate FAILED — {reasons}; clean rows were not published")
-    elif status == "ledger_violation":
-        CliConsole().error(m.get("error") or "ledger violation")
-    elif not quiet and not as_json:
-        con.line("gate PASS", "green")
+        con.wrapped(f"metrics: {norm_path(result.metrics_path)}")
+    render_verdict(con, m, result.status)
     for t in m.get("serve") or []:  # a failed serve never changes the exit code
         if t["status"] != "pass":
-            CliConsole().notice(
-                redact_secrets(
-                    f"serve:{t['target']} FAILED (the run's verdict stands): {t['error']}"
-                )
-            )
-    sys.exit(result.exit_code)
+            con.warning(f"serve:{t['target']} FAILED (the run's verdict stands): {t['error']}")
+    code = result.exit_code
+    if warn_error and result.status == "warn":
+        con.error("gate WARN and --warn-error: exit 1 (what the warn published stays published)")
+        code = 1
+    sys.exit(code)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -296,7 +322,13 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     type=click.Path(file_okay=False),
     help="Where to write the sample and warehouse (default: a temp folder).",
 )
-@click.option("--lines", default=20_000, show_default=True, help="Lines in the generated feed.")
+@click.option(
+    "--lines",
+    type=click.IntRange(100, 100_000_000),
+    default=20_000,
+    show_default=True,
+    help="Lines in the generated feed (at least 100).",
+)
 @click.option(
     "--feed",
     type=click.Choice(["retail", "orders"]),
@@ -306,8 +338,13 @@ def finish_run(con: CliConsole, result: Any, *, as_json: bool, quiet: bool) -> N
     "included); orders: seed 000's three rules.",
 )
 @json_option("Print the run metrics as JSON.")
-@click.option("-q", "--quiet", is_flag=True)
+@quiet_option()
 @handled
+@examples(
+    "sluicegate demo",
+    "sluicegate demo --dir .demo --lines 200000",
+    "sluicegate demo --feed orders --json",
+)
 def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: bool) -> None:
     """Generate a hostile sample feed and run the full pipeline on it (embedded DuckDB).
 
@@ -319,9 +356,19 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
     from ..demo import prepare_demo
     from ..run.pipeline import run_contract
 
-    con = CliConsole(quiet=quiet or as_json)
-    loaded, where = prepare_demo(directory, lines, feed)
-    con.line(f"demo feed and warehouse in {where}")
+    con = CliConsole(quiet=quiet, json_mode=as_json)
+    try:
+        loaded, where = prepare_demo(
+            directory,
+            lines,
+            feed,
+            progress=lambda step, done, total: con.progress_records(
+                f"generate: {step}", done, total, "lines"
+            ),
+        )
+    finally:
+        con.stop()
+    con.wrapped(f"demo feed and warehouse in {norm_path(where)}")
     try:
         result = run_contract(loaded, listener=con)
     finally:
@@ -342,11 +389,28 @@ cli.add_command(import_group)
 
 
 def main() -> None:
+    """The entry point: click's own usage errors (an unknown option, a bad choice, a
+    missing argument) exit 2 like ours, with the JSON error document under ``--json``."""
     try:
-        cli(standalone_mode=True)
+        code = cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except click.ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:  # the usage line and where help is, as click shows them
+            print(ctx.get_usage(), file=sys.stderr)
+            print(f"Try '{ctx.command_path} --help' for help.", file=sys.stderr)
+        CliConsole().error(exc.format_message())
+        if "--json" in sys.argv[1:]:
+            emit_json(error_document(None, exit_code=2, message=exc.format_message()))
+        sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

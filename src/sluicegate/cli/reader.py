@@ -8,11 +8,14 @@ from ..engines import Engine
 from ..workspace import Access, Workspace, open_engine_for
 
 
-def open_reader(loaded: Any, wait_seconds: float) -> tuple[Engine, str]:
-    """The contract's engine opened read-only (waiting ``wait_seconds`` for a publishing
-    run), with the contract's ``engine:`` section applied — master and remote included —
-    as for every command; and the warehouse path for messages."""
+def open_reader(
+    loaded: Any, wait_seconds: float, engine_name: str | None = None
+) -> tuple[Engine, str]:
+    """The contract's engine (or ``--engine``'s) opened read-only (waiting
+    ``wait_seconds`` for a publishing run), with the contract's ``engine:`` section
+    applied — master and remote included — as for every command; and the warehouse path
+    for messages."""
     workspace = Workspace(loaded)
     workspace.require("facts")
-    engine = open_engine_for(loaded, Access.READ, wait_seconds=wait_seconds)
+    engine = open_engine_for(loaded, Access.READ, engine=engine_name, wait_seconds=wait_seconds)
     return engine, str(workspace.warehouse)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT, contract_argument, handled, logical_date_option, parse_vars, var_option
+from .common import (
+    CONTEXT,
+    contract_argument,
+    examples,
+    handled,
+    logical_date_option,
+    parse_vars,
+    var_option,
+)
 from .console import CliConsole
 
 #: seed 001's window; compile/dashboard.py's TREND_RUNS (repeated: the CLI loads no sqlglot)
@@ -30,6 +38,7 @@ TREND_RUNS = 90
 @var_option()
 @logical_date_option()
 @handled
+@examples("sluicegate report contract.yml", "sluicegate report contract.yml --date 2024-01-31")
 def report_cmd(
     contract: str,
     out: str | None,

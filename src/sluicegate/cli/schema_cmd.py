@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import CONTEXT, handled
+from .common import CONTEXT, examples, handled
 from .console import CliConsole
 
 
@@ -18,6 +18,7 @@ from .console import CliConsole
     help="Write the schema to FILE instead of stdout.",
 )
 @handled
+@examples("sluicegate schema", "sluicegate schema --out contract.schema.json")
 def schema_cmd(out: str | None) -> None:
     """Print the JSON Schema of a contract file (draft 2020-12), generated from the models.
 

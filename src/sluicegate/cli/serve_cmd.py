@@ -15,6 +15,7 @@ from .common import (
     CONTEXT,
     contract_argument,
     engine_option,
+    examples,
     handled,
     json_option,
     parse_vars,
@@ -38,6 +39,7 @@ from .console import CliConsole
 @engine_option()
 @json_option()
 @handled
+@examples("sluicegate serve contract.yml", "sluicegate serve contract.yml --json")
 def serve_cmd(
     contract: str,
     run_id: str | None,

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import UsageError
-from .common import CONTEXT, contract_argument, engine_option, json_option, var_option
+from .common import CONTEXT, contract_argument, engine_option, examples, json_option, var_option
 from .common import handled as _handled
 from .common import jsonable as _jsonable
 from .common import parse_vars as _vars
@@ -21,6 +21,7 @@ from .console import CliConsole
 @json_option()
 @var_option()
 @_handled
+@examples("sluicegate snapshot contract.yml", "sluicegate snapshot contract.yml --json")
 def snapshot_cmd(
     contract: str,
     run_id: str | None,

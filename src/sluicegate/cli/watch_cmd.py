@@ -25,11 +25,13 @@ from .common import (
     CONTEXT,
     contract_argument,
     engine_option,
+    examples,
     json_option,
     logical_date_option,
     var_option,
 )
-from .console import CliConsole, render_run_summary
+from .console import CliConsole, render_run_summary, render_verdict
+from .present import dumps, norm_path
 
 EXIT_BY_STATUS = {"pass": 0, "warn": 0, "empty": 0, "fail": 1, "ledger_violation": 3}
 
@@ -43,22 +45,28 @@ class WatchConsole(CliConsole):
         self._idle_shown = False
 
     # stage progress per batch is noise in a long-running watch: only the summary line
-    def finished(self, name: str, seconds: float, detail: str = "") -> None:
+    def stage(self, name: str, detail: str = "") -> None:
         if self.full:
-            super().finished(name, seconds, detail)
+            super().stage(name, detail)
+
+    def finished(
+        self, name: str, seconds: float, detail: str = "", records: int | None = None
+    ) -> None:
+        if self.full:
+            super().finished(name, seconds, detail, records)
 
     def batch(self, number: int, result: Any) -> None:
         self.stop()
         self._idle_shown = False
         m = result.metrics
         if self.json_mode:
-            click.echo(redact_secrets(json.dumps(m, default=str, separators=(",", ":"))))
+            click.echo(redact_secrets(dumps(m, compact=True)))
             return
         if self.quiet:
             return
         if self.full:
             render_run_summary(self, m)
-            self.line(f"metrics: {result.metrics_path}")
+            self.wrapped(f"metrics: {norm_path(result.metrics_path)}")
             verdict_line(self, m, result.status)
             return
         led = m.get("ledger") or {}
@@ -78,7 +86,7 @@ class WatchConsole(CliConsole):
     def idle(self, message: str) -> None:
         self.stop()
         if not self._idle_shown and not self.json_mode and not self.full:
-            self.notice(message)
+            self.line(message)  # a note like the batch lines, not a warning
         self._idle_shown = True
 
 
@@ -102,27 +110,8 @@ def offsets_text(ranges: list[dict[str, Any]] | None) -> str:
     return " ".join(out)
 
 
-def verdict_line(con: CliConsole, m: dict[str, Any], status: str, *, brief: bool = False) -> None:
-    """The gate's verdict after a batch, as ``sluicegate run`` prints it."""
-    levels = (m.get("gate") or {}).get("levels", [])
-    if status == "warn":
-        reasons = "; ".join(
-            f"{lv['check']} {lv['metric']} > {lv['threshold_warn']}"
-            if lv["threshold_warn"] is not None
-            else f"{lv['check']}: {lv['detail']}"
-            for lv in levels
-            if lv["status"] == "warn"
-        )
-        con.line(f"WARNING: gate warn — {reasons}", "yellow")
-    elif status == "fail":
-        reasons = "; ".join(
-            f"{lv['check']}: {lv['detail']}" for lv in levels if lv["status"] == "fail"
-        )
-        CliConsole().error(f"gate FAILED — {reasons}; clean rows were not published")
-    elif status == "ledger_violation":
-        CliConsole().error(m.get("error") or "ledger violation")
-    elif not brief:
-        con.line("gate PASS", "green")
+#: The gate's verdict after a batch, as ``sluicegate run`` prints it (cli/console.py).
+verdict_line = render_verdict
 
 
 @contextmanager
@@ -182,6 +171,7 @@ def run_incremental(
     as_json: bool,
     quiet: bool,
     engine_options: dict[str, Any] | None = None,
+    warn_error: bool = False,
 ) -> None:
     """``sluicegate run --incremental``: everything that is new now, then exit.
 
@@ -191,7 +181,7 @@ def run_incremental(
     """
     from ..run.watch import watch
 
-    con = WatchConsole(quiet=quiet or as_json, json_mode=as_json, full=True)
+    con = WatchConsole(quiet=quiet, json_mode=as_json, full=True)
     load = _loader(contract, variables, logical_date)
     try:
         out = watch(
@@ -210,7 +200,8 @@ def run_incremental(
             con.line(_nothing_new(load))
         elif as_json:
             click.echo(json.dumps({"status": "empty", "batches": 0}))
-    worst = max((EXIT_BY_STATUS.get(r.status, 1) for r in out.results), default=0)
+    by_status = {**EXIT_BY_STATUS, "warn": 1} if warn_error else EXIT_BY_STATUS
+    worst = max((by_status.get(r.status, 1) for r in out.results), default=0)
     sys.exit(max(worst, out.exit_code))
 
 
@@ -235,6 +226,10 @@ def run_incremental(
 )
 @json_option("One JSON line of run metrics per batch.")
 @click.option("-q", "--quiet", is_flag=True, help="No per-batch lines (the exit code still tells).")
+@examples(
+    "sluicegate watch contract.yml --interval 10",
+    "sluicegate watch contract.yml --max-batches 1 --json",
+)
 def watch_cmd(
     contract: str,
     engine: str | None,
@@ -256,9 +251,9 @@ def watch_cmd(
     """
     from ..errors import SluiceError
     from ..run.watch import watch
-    from .common import parse_vars
+    from .common import fail, parse_vars
 
-    con = WatchConsole(quiet=quiet or as_json, json_mode=as_json)
+    con = WatchConsole(quiet=quiet, json_mode=as_json)
     stop = threading.Event()
     try:
         with stop_on_signals(stop):
@@ -277,8 +272,7 @@ def watch_cmd(
             )
     except SluiceError as exc:
         con.stop()
-        CliConsole().error(redact_secrets(exc.render()))
-        sys.exit(exc.exit_code)
+        fail(exc, as_json=as_json)
     finally:
         con.stop()
     if not quiet and not as_json:

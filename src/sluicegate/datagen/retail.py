@@ -58,6 +58,7 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -385,7 +386,11 @@ def _write_reference(out: Path, rng: np.random.Generator, customers: _Customers)
 
 
 def generate(
-    out_dir: Path, lines: int, seed: int = 42, part_lines: int = 200_000
+    out_dir: Path,
+    lines: int,
+    seed: int = 42,
+    part_lines: int = 200_000,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Write the hostile feed under ``out_dir`` and return its ground truth.
 
@@ -401,6 +406,9 @@ def generate(
         lines: total raw sale lines (corrupt + duplicates + distinct sales).
         seed: the seed of every draw.
         part_lines: maximum lines per part file.
+        progress: called as ``progress(step, lines_done, lines_total)`` while lines are
+            rendered (step ``render``) and written (step ``write``); it never changes
+            what is written.
 
     Example:
         >>> import tempfile
@@ -414,6 +422,7 @@ def generate(
         raise ValueError(f"part_lines must be positive, got {part_lines}")
     out_dir = Path(out_dir)
     rng = np.random.default_rng(seed)
+    report = progress or (lambda _step, _done, _total: None)
     n_corrupt = round(lines * _REFERENCE_CORRUPT / REFERENCE_LINES)
     n_dup = round(lines * _REFERENCE_DUPLICATES / REFERENCE_LINES)
     n_base = lines - n_corrupt - n_dup
@@ -429,7 +438,9 @@ def generate(
     base_month = _month_index(base.ts)
     late = (rng.random(n_base) < P_LATE) & (base_month < len(MONTHS) - 1)
     base_month = base_month + late
+    report("render", 0, lines)
     base_lines = _render(base, rng)
+    report("render", n_base, lines)
 
     # Duplicates: a sale may be duplicated more than once (draws with replacement).
     src = np.sort(rng.integers(0, n_base, n_dup))
@@ -448,7 +459,9 @@ def generate(
     elsewhere = rng.random(n_dup) >= 0.7
     dup_month = np.where(elsewhere, rng.integers(0, len(MONTHS), n_dup), base_month[src])
 
+    report("render", n_base + n_dup, lines)
     corrupt = _corrupt_lines(rng, n_corrupt, n_base + 1, customers)
+    report("render", lines, lines)
     corrupt_month = rng.integers(0, len(MONTHS), n_corrupt)
 
     kept = _survivors(base, dups, src)
@@ -459,7 +472,8 @@ def generate(
     month = np.concatenate([base_month, dup_month, corrupt_month])
     order = np.lexsort((rng.random(len(all_lines)), month))
     bounds = np.searchsorted(month[order], np.arange(len(MONTHS) + 1))
-    files = 0
+    files = written = 0
+    report("write", 0, lines)
     for m, name in enumerate(MONTHS):
         chunk = order[bounds[m] : bounds[m + 1]].tolist()
         if not chunk:
@@ -470,6 +484,8 @@ def generate(
             text = "\n".join(all_lines[i] for i in chunk[start : start + part_lines]) + "\n"
             (folder / f"part-{part:03d}.json").write_bytes(text.encode("ascii"))
             files += 1
+            written += len(chunk[start : start + part_lines])
+            report("write", written, lines)
 
     n_quarantined = int(quarantined.sum())
     truth: dict[str, Any] = {

@@ -9,8 +9,10 @@ class Listener(Protocol):
     def stage(self, name: str, detail: str = "") -> None:
         """A stage started."""
 
-    def finished(self, name: str, seconds: float, detail: str = "") -> None:
-        """A stage ended."""
+    def finished(
+        self, name: str, seconds: float, detail: str = "", records: int | None = None
+    ) -> None:
+        """A stage ended; ``records`` is how many records it handled, when it counts."""
 
     def notice(self, message: str) -> None:
         """Something the operator should see (drift, a warning)."""
@@ -22,7 +24,9 @@ class Silent:
     def stage(self, name: str, detail: str = "") -> None:
         pass
 
-    def finished(self, name: str, seconds: float, detail: str = "") -> None:
+    def finished(
+        self, name: str, seconds: float, detail: str = "", records: int | None = None
+    ) -> None:
         pass
 
     def notice(self, message: str) -> None:

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 import json
 import resource
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ def build_metrics(
         },
         "gate": {
             "status": gate.status if gate else None,
-            "levels": [lv.__dict__ for lv in gate.levels] if gate else [],
+            "levels": [_numeric_level(lv.__dict__) for lv in gate.levels] if gate else [],
         },
         "clean_published": counts.get("clean_published", 0),
         "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
@@ -87,7 +88,7 @@ def build_metrics(
         "dlq": counts.get("dlq"),  # rows the run added to the DLQ inbox (dlq/inbox.py)
         # table -> version the publish gave it (run/snapshot.py; formats with versions)
         "table_versions": counts.get("table_versions") or {},
-        "facts": [f.as_dict() for f in ctx.facts],
+        "facts": [_numeric_fact(f.as_dict()) for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
         "peak_rss_bytes": peak_rss_bytes(),
@@ -139,3 +140,26 @@ def write_metrics(ctx: RunContext, metrics: dict[str, Any]) -> Path:
     path.write_text(text + "\n", encoding="utf-8")
     (d / "latest.json").write_text(text + "\n", encoding="utf-8")
     return path
+
+
+def _number(text: Any) -> Any:
+    """Canonical decimal text as a JSON number (``"0.0125"`` → ``0.0125``; ``"5"`` → 5)."""
+    if not isinstance(text, str) or not text:
+        return None if text == "" else text
+    try:
+        d = Decimal(text)
+    except ArithmeticError:
+        return text
+    return int(d) if d == d.to_integral_value() else float(d)
+
+
+def _numeric_fact(fact: dict[str, Any]) -> dict[str, Any]:
+    """A fact with its metric and thresholds as JSON numbers (the facts table keeps the
+    canonical text)."""
+    return {**fact, **{k: _number(fact[k]) for k in ("metric", "threshold_warn", "threshold_fail")}}
+
+
+def _numeric_level(level: dict[str, Any]) -> dict[str, Any]:
+    """A gate level with its metric as a JSON number, like its thresholds (the level keeps
+    the canonical decimal text; ``0.0125`` is exact as a float's shortest repr)."""
+    return {**level, "metric": _number(level.get("metric"))}

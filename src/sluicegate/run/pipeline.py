@@ -44,6 +44,7 @@ from .model import prepare_model
 from .modes import mode_of
 from .publish import publish
 from .serve_step import stage_serve
+from .stage_counts import records_after
 from .state import (
     REF_LINES_PREFIX,
     REF_PREFIX,
@@ -172,7 +173,7 @@ def _timed(ctx: RunContext, stage: Callable[[RunContext], None]) -> None:
     t = time.perf_counter()
     stage(ctx)
     ctx.timings[name] = round(time.perf_counter() - t, 4)
-    ctx.listener.finished(name, ctx.timings[name])
+    ctx.listener.finished(name, ctx.timings[name], records=records_after(ctx, name))
     checkpoint(f"after_{name}")
 
 

@@ -1,0 +1,183 @@
+"""Every command, as a script meets it: ``--help`` with an example, ``--json`` on success
+and on error, each document valid against the shape docs/cli.md publishes.
+
+The shapes are read from the doc itself (``<!-- json-shape: NAME -->`` before a JSON
+block), so the doc and the output cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from sluicegate.cli.main import cli
+from tests.conftest import REPO, copy_orders_example, run_cli
+
+pytestmark = pytest.mark.duckdb
+DAY = "2024-01-01"
+DOC = REPO / "docs" / "cli.md"
+
+
+def shapes() -> dict[str, dict[str, Any]]:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.findall(r"<!-- json-shape: (\w+) -->\s*```json\n(.*?)```", text, re.S)
+    return {name: json.loads(body) for name, body in found}
+
+
+SHAPES = shapes()
+
+
+def valid(doc: Any, shape: str) -> Any:
+    jsonschema.validate(doc, SHAPES[shape])
+    return doc
+
+
+def leaf_commands(group: click.Group = cli, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, cmd in sorted(group.commands.items()):
+        if isinstance(cmd, click.Group):
+            out += leaf_commands(cmd, (*path, name))
+        else:
+            out.append((*path, name))
+    return out
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """In-process, as the entry point runs it (one import of the CLI for many calls)."""
+    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_the_doc_publishes_a_valid_schema_for_every_shape():
+    assert {"error", "run", "facts", "ledger", "dlq_list", "dlq_summary", "dlq_show"} <= set(SHAPES)
+    for schema in SHAPES.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_every_command_has_help_with_an_example():
+    groups = [()] + [(n,) for n, c in cli.commands.items() if isinstance(c, click.Group)]
+    for path in [*groups, *leaf_commands()]:
+        code, out, _err = invoke(*path, "--help")
+        assert code == 0, path
+        assert "Example" in out and f"sluicegate {' '.join(path)}".strip() in out, (
+            f"`sluicegate {' '.join(path)} --help` shows no example"
+        )
+
+
+# -- errors ------------------------------------------------------------------------------
+
+#: Extra arguments a command needs to reach its contract (dlq show takes a key).
+ARGS = {("dlq", "show"): ["123"], ("dlq", "mark"): ["--status", "rejected"]}
+#: Commands that arrived with issues 18/19 (report, schema, init, export/import odcs) and
+#: have no --json yet: the known gap, listed so that a new command without --json fails.
+NO_JSON_YET = {("report",), ("schema",), ("init",), ("export", "odcs"), ("import", "odcs")}
+
+
+def has_json(path: tuple[str, ...]) -> bool:
+    cmd: click.Command = cli
+    for name in path:
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
+    return any("--json" in p.opts for p in cmd.params)
+
+
+def test_every_command_has_json_but_the_listed_gap():
+    assert {p for p in leaf_commands() if not has_json(p)} == NO_JSON_YET
+
+
+def test_every_command_prints_the_error_document_with_json(tmp_path):
+    missing = str(tmp_path / "no_such_contract.yml")
+    seen = []
+    for path in [p for p in leaf_commands() if has_json(p)]:
+        if path == ("demo",):  # no contract to miss: a bad option, through the entry point
+            r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "5", "--json")
+            code, out, err = r.returncode, r.stdout, r.stderr
+        else:
+            code, out, err = invoke(*path, missing, *ARGS.get(path, []), "--json")
+        doc = valid(json.loads(out), "error")
+        assert code == doc["exit_code"] == 2, (path, out, err)
+        assert "error:" in err and "Traceback" not in err
+        seen.append(path)
+    assert ("facts", "ledger") in seen and ("dlq", "summary") in seen
+
+
+def test_click_usage_errors_are_the_same_document(tmp_path):
+    r = run_cli("facts", "ledger", str(tmp_path / "c.yml"), "--sql", "--json")
+    assert r.returncode == 2
+    doc = valid(json.loads(r.stdout), "error")
+    assert "--sql" in doc["errors"][0]["message"] and "No such option" in r.stderr
+
+
+# -- success -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def orders(tmp_path_factory) -> str:
+    root = copy_orders_example(tmp_path_factory.mktemp("shapes") / "orders")
+    r = run_cli("run", str(root / "contract.yml"), "--date", DAY, "--json")
+    assert r.returncode == 0, r.stderr
+    m = valid(json.loads(r.stdout), "run")
+    assert m["status"] == "warn" and "warning: gate WARN" in r.stderr
+    # numbers as numbers: the gate's metric like its thresholds
+    (level,) = m["gate"]["levels"]
+    assert level["metric"] == pytest.approx(8 / 12, abs=1e-6) and level["threshold_warn"] == 0.05
+    return str(root / "contract.yml")
+
+
+@pytest.mark.parametrize(
+    ("args", "shape"),
+    [
+        (("validate",), "validate"),
+        (("compile",), "compile"),
+        (("facts", "latest"), "facts"),
+        (("facts", "trend"), "facts"),
+        (("facts", "attention"), "facts"),
+        (("facts", "ledger"), "ledger"),
+        (("dlq", "list"), "dlq_list"),
+        (("dlq", "summary"), "dlq_summary"),
+        (("dlq", "ledger"), "ledger"),
+    ],
+)
+def test_read_commands_json_matches_the_documented_shape(orders, args, shape):
+    code, out, err = invoke(*args, orders, "--json")
+    assert code == 0, err
+    valid(json.loads(out), shape)
+
+
+def test_dlq_changes_json_matches_the_documented_shape(orders, tmp_path):
+    contract = str(Path(shutil.copytree(Path(orders).parent, tmp_path / "o")) / "contract.yml")
+    rows = json.loads(invoke("dlq", "list", contract, "--json", "--limit", "0")[1])["rows"]
+    key = next(r["_dlq_sk"] for r in rows if r["_reason"] == "null_customer")
+    shown = valid(json.loads(invoke("dlq", "show", contract, key)[1]), "dlq_show")
+    assert shown["row"]["_dlq_sk"] == key  # JSON without --json too
+    code, out, _ = invoke("dlq", "fix", contract, key, "--set", "cid=10", "--json")
+    assert code == 0 and valid(json.loads(out), "dlq_action")["count"] == 1
+    other = next(r["_dlq_sk"] for r in rows if r["_reason"] == "non_positive_amount")
+    code, out, _ = invoke("dlq", "mark", contract, other, "--status", "rejected", "--json")
+    assert code == 0 and valid(json.loads(out), "dlq_action")["status"] == "rejected"
+    code, out, _ = invoke("dlq", "recycle", contract, "--json")
+    assert code == 0 and valid(json.loads(out), "dlq_recycle")["recycled"] == 1
+
+
+def test_demo_and_watch_json(tmp_path):
+    r = run_cli(
+        "demo", "--feed", "orders", "--lines", "300", "--dir", str(tmp_path / "d"), "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    valid(json.loads(r.stdout), "run")
+    root = copy_orders_example(tmp_path / "w")
+    (root / "data" / "landing").mkdir()
+    shutil.move(root / "data" / "orders.json", root / "data" / "landing" / "orders.json")
+    c = root / "contract.yml"
+    c.write_text(c.read_text().replace("${root}/orders.json", "${root}/landing"))
+    r = run_cli("watch", str(c), "--max-batches", "1", "--date", DAY, "--json")
+    assert r.returncode == 0, r.stderr
+    (line,) = r.stdout.splitlines()
+    valid(json.loads(line), "run")
