@@ -8,6 +8,7 @@ the command and whether or not ``--json`` is on.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Any
@@ -207,7 +208,7 @@ class CliConsole:
             [
                 count(v)
                 if isinstance(v, int) and not isinstance(v, bool)
-                else redact_secrets(str(v))
+                else printable(redact_secrets(str(v)))  # data never drives the terminal
                 for v in r
             ]
             for r in rows
@@ -260,6 +261,16 @@ class CliConsole:
         con.print(t)
         if not terminal:
             con.print()
+
+
+#: Control characters (C0, DEL, C1) and bidirectional overrides: data shown to an operator
+#: must not move the cursor, recolour, retitle the terminal or reorder what is read.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character shown as an escape (ESC → ``\\x1b``)."""
+    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 class _OnlyFor(ProgressColumn):

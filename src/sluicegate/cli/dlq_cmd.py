@@ -30,7 +30,7 @@ from .common import (
     run_option,
     var_option,
 )
-from .console import CliConsole
+from .console import CliConsole, printable
 from .present import check_name, emit_json, shorten_middle, width
 
 if TYPE_CHECKING:
@@ -100,7 +100,8 @@ def _actor(by: str | None) -> str:
 
 
 def _show(v: Any) -> str:
-    return "NULL" if v is None else str(v)
+    """A value for the terminal: control characters in data are shown escaped."""
+    return "NULL" if v is None else printable(str(v))
 
 
 @click.group(context_settings=CONTEXT)
