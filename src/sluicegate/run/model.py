@@ -203,6 +203,12 @@ def _stage_export(ctx: RunContext, name: str, fact: Fact, path: str, rows: int) 
     day = ctx.loaded.logical_date
     final = Path(ctx.loaded.resolve_path(path))
     staging = staging_dir(final, day)
+    for left in sorted(staging.parent.glob("*")) if staging.parent.is_dir() else []:
+        if left.name != day:  # a run crashed after its commit, before its swap
+            ctx.listener.notice(
+                f"the export {final} of {left.name} was committed but not swapped in (a crash "
+                f"after the commit): rerun --logical-date {left.name} to repair it"
+            )
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     columns = [c.name for c in fact_columns(fact, ctx.contract)]
@@ -249,16 +255,18 @@ def swap_partitions(staging: Path, final: Path, prefix: str) -> dict[str, int]:
         os.replace(staging / rel, final / rel)
     keep = set(new)
     removed = 0
+    emptied: set[Path] = set()
     for old in final.glob(f"*/*/{prefix}-*.parquet"):
         if old.relative_to(final) not in keep:
             old.unlink()
             removed += 1
-    for month in final.glob("*/*"):
-        if month.is_dir() and not any(month.iterdir()):
+            emptied.add(old.parent)
+    # only folders this export emptied go: an empty folder someone else made stays
+    for month in sorted(emptied):
+        if not any(month.iterdir()):
             month.rmdir()
-    for year in final.glob("*"):
-        if year.is_dir() and not any(year.iterdir()):
-            year.rmdir()
+            if not any(month.parent.iterdir()):
+                month.parent.rmdir()
     shutil.rmtree(staging, ignore_errors=True)
     parent = staging.parent
     if parent.is_dir() and not any(parent.iterdir()):
