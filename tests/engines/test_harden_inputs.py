@@ -118,3 +118,38 @@ def test_an_internal_error_is_exit_70_one_line_and_debug_gives_the_traceback(fee
     d = run_cli("--debug", "run", str(feed), "--quiet", env=env)
     assert d.returncode == 70 and "Traceback" in d.stderr
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".lock")], "lock kept"
+
+
+def _as_nobody(*args: str):
+    """The CLI as an unprivileged user (root reads every file, so permissions need one)."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import SLUICEGATE
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run the CLI as another user")
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *SLUICEGATE, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("what", ["folder", "file", "contract"])
+def test_permission_denied_is_reported_not_read_as_no_files(what):
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="sg-perm-"))  # pytest's tmp_path is root-only
+    try:
+        os.chmod(root, 0o777)
+        (root / "land").mkdir()
+        (root / "land" / "a.json").write_text('{"id":1,"amount":5}\n')
+        (root / "c.yml").write_text(BASE)
+        target = {"folder": root / "land", "file": root / "land" / "a.json"}.get(what)
+        target = target or root / "c.yml"
+        os.chmod(target, 0)
+        r = _as_nobody("run", str(root / "c.yml"))
+        said = "not readable" if what == "contract" else "Permission denied"  # click's words
+        _clean_error(r, 2, said, str(target))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -71,6 +71,14 @@ class LoadedContract:
 MAX_CONTRACT_BYTES = 4 << 20
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, but a folder we may not enter is a located error, not a crash."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise ContractError.one(str(path), "", f"cannot read the file: {exc.strerror}") from None
+
+
 def read_contract_text(path: Path) -> str:
     """The file as UTF-8 text (a BOM is dropped); anything else is a located contract error."""
     file = str(path)
@@ -130,7 +138,7 @@ def parse_contract(
     """
     path = Path(path)
     file = str(path)
-    if not path.is_file():
+    if not _is_file(path):
         raise ContractError.one(file, "", "contract file not found")
     text = read_contract_text(path)
     logical_date = logical_date or dt.datetime.now(dt.UTC).date().isoformat()
@@ -234,7 +242,7 @@ def _merge_rules_file(
     if not rpath.is_absolute():
         rpath = Path(os.path.normpath(contract_path.parent / rpath))
     line = line_of(positions, ("rules_file",))
-    if not rpath.is_file():
+    if not _is_file(rpath):
         problems.append(ContractProblem("rules_file", f"rules file '{rpath}' not found", line))
         return data, positions, None
     try:
