@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import SLUICEGATE, run_cli
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +28,13 @@ def test_spark_reads_exactly_the_bound_files_and_refuses_reflect(tmp_path):
     (land / "a.json").write_text('{"id":3,"amount":5}\n{"id":4,"amount":5}\n')
     c = tmp_path / "c.yml"
     c.write_text(CONTRACT)
-    r = run_cli("run", str(c), "--engine", "spark", "--json")
+    # one Spark run (its own JVM); generous: a loaded 2-core machine took ~10 minutes
+    r = subprocess.run(
+        [*SLUICEGATE, "run", str(c), "--engine", "spark", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     led = json.loads(r.stdout)["ledger"]
     assert led["balanced"] and led["raw"] == led["clean"] == 4
