@@ -54,3 +54,12 @@ def test_a_secret_shorter_than_8_characters_is_refused(tmp_path):
     c = _contract(tmp_path)
     r = run_cli("validate", str(c), env={"SLUICEGATE_SECRET_TEAM_OWNER": "1"})
     assert r.returncode == 2 and "at least 8" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_secret_in_a_source_path_is_refused_so_lineage_never_stores_it(tmp_path):
+    c = _contract(tmp_path, owner="x")
+    c.write_text(c.read_text().replace("path: land", "path: 'land/${secret:team/dir}'"))
+    env = {"SLUICEGATE_SECRET_TEAM_DIR": "hidden-folder-1", "SLUICEGATE_SECRET_TEAM_OWNER": SECRET}
+    r = run_cli("validate", str(c), env=env)
+    assert r.returncode == 2 and "holds a secret" in r.stderr, r.stderr
+    assert "hidden-folder-1" not in r.stdout + r.stderr
