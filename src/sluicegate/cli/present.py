@@ -20,6 +20,7 @@ import datetime as dt
 import decimal
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterable
@@ -95,11 +96,19 @@ def jsonable(v: Any) -> Any:
     return str(v)
 
 
+#: Characters JSON may carry raw that a terminal obeys (C1 controls, DEL, bidi overrides);
+#: C0 controls are escaped by json.dumps already. Inside JSON they occur only in strings,
+#: where ``\uXXXX`` is the same value.
+_TERMINAL_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def dumps(doc: Any, *, compact: bool = False) -> str:
-    """The one JSON encoding every command prints."""
+    """The one JSON encoding every command prints (terminal controls escaped)."""
     if compact:
-        return json.dumps(doc, default=jsonable, ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(doc, indent=2, default=jsonable, ensure_ascii=False)
+        text = json.dumps(doc, default=jsonable, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(doc, indent=2, default=jsonable, ensure_ascii=False)
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def emit_json(doc: Any, redactor: Callable[[str], str] | None = None) -> None:
