@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-# Exit codes (DESIGN §8). Schedulers key on these; they are documented in docs/exit-codes.md.
+# Exit codes. Schedulers key on these; they are documented in docs/exit-codes.md.
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_CONTRACT = 2

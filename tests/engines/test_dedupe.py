@@ -1,4 +1,4 @@
-"""Deterministic dedupe (DESIGN §4.3, issue 3 item 6), against a pure-Python oracle.
+"""Deterministic dedupe, against a pure-Python oracle.
 
 The compiled ranking runs on a typed table whose rows are inserted in a shuffled physical
 order, so only the declared total order — ``order_by`` NULLS LAST, then ``_source_file``,

@@ -1,4 +1,4 @@
-"""The quality-facts table and the run-record table as sqlglot trees (DESIGN §5).
+"""The quality-facts table and the run-record table as sqlglot trees.
 
 Both are keyed (facts by ``(run_id, check_id)``, run records by ``run_id``) and written
 with MERGE, so a rerun of the same run replaces its rows instead of adding to them. Rows

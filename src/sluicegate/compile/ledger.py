@@ -1,4 +1,4 @@
-"""Queries that prove the ledger from the written tables (DESIGN §1)."""
+"""Queries that prove the ledger from the written tables."""
 
 from __future__ import annotations
 

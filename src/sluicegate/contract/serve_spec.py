@@ -1,4 +1,4 @@
-"""The ``serve:`` section of a contract (DESIGN §11, seed 002's "idempotent upserts").
+"""The ``serve:`` section of a contract.
 
 A list of targets. Each names a PostgreSQL database (``url``; the password through
 ``password: ${secret:…}`` or inside the URL, never printed), the schema tables are served

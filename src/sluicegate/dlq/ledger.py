@@ -1,4 +1,4 @@
-"""The run ledger extended with the DLQ (DESIGN §1 + §6), proven from the tables.
+"""The run ledger extended with the DLQ, proven from the tables.
 
 A run proves ``raw = clean + quarantined + duplicates`` when it publishes. Afterwards
 operators move its quarantined rows through the DLQ, which never deletes an inbox row

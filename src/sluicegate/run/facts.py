@@ -1,4 +1,4 @@
-"""Quality facts (DESIGN §5): one per rule, one per built-in reason, one per governed check.
+"""Quality facts: one per rule, one per built-in reason, one per governed check.
 
 Facts are computed in two steps because some need the warehouse. Before publishing
 (:func:`pre_publish_facts`, from the run's own counts): source availability, exact schema,

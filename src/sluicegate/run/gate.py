@@ -1,4 +1,4 @@
-"""The gate: fail the run, not the row (DESIGN §2 ``gate``, §3 ``on_fail``).
+"""The gate: fail the run, not the row.
 
 Share = quarantined / routed records (records left after dedupe). ``≤ warn_above`` pass,
 ``≤ fail_above`` warn, above → fail. A rule's own ``fail_above`` judges its failure share;

@@ -1,4 +1,4 @@
-"""The run-metrics JSON (DESIGN §9): written for every run, pass or fail."""
+"""The run-metrics JSON: written for every run, pass or fail."""
 
 from __future__ import annotations
 

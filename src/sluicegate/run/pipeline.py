@@ -1,4 +1,4 @@
-"""One run, stage by stage (DESIGN §4): ready → lock → open → stages → metrics.
+"""One run, stage by stage: ready → lock → open → stages → metrics.
 
 The stages (:data:`STAGES`, in run order: bind, compile, references, read, dedupe,
 route, model, check, publish, serve) are small functions of the :class:`~.state.RunContext`;
@@ -282,7 +282,7 @@ def stage_dedupe(ctx: RunContext) -> None:
 
 
 def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:
-    """Schema drift of this run (DESIGN §4.2), also shown on the console.
+    """Schema drift of this run, also shown on the console.
 
     Kinds: ``undeclared_field`` (with the records carrying it), ``declared_field_absent``
     (a declared column or partition no record has), ``field_never_casts`` (values present,
@@ -431,5 +431,5 @@ STAGES: tuple[Callable[[RunContext], None], ...] = (
     stage_model,
     stage_check,
     stage_publish,
-    stage_serve,  # run/serve_step.py: after the publish, each serve: target (DESIGN §4.7)
+    stage_serve,  # run/serve_step.py: after the publish, each serve: target
 )

@@ -1,4 +1,4 @@
-"""The serve step of a run (DESIGN §4 stage 7): after a successful publish, load each
+"""The serve step of a run: after a successful publish, load each
 ``serve:`` target, and record each outcome as a governed ``serve:<target>`` fact.
 
 A serve fact has severity ``warning``: a target that is down, refuses the password or

@@ -1,4 +1,4 @@
-"""Serving: load what a run published into PostgreSQL (DESIGN §11, docs/serving.md)."""
+"""Serving: load what a run published into PostgreSQL (docs/serving.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Serve a warehouse's published tables into each ``serve:`` target (DESIGN §11).
+"""Serve a warehouse's published tables into each ``serve:`` target.
 
 One PostgreSQL transaction per target and call: every table of the target is COPYed into
 a temporary stage and merged (compile/serve_sql.py), the served-ledger records which

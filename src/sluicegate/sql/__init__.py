@@ -1,4 +1,4 @@
-"""Seed-compatible SQL helpers (DESIGN §10).
+"""Seed-compatible SQL helpers.
 
 The seed exercises call these four functions and read back SQL query bodies;
 sluicegate keeps their exact signatures and semantics so seed tests and

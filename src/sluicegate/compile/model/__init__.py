@@ -1,4 +1,4 @@
-"""The model stage (DESIGN §4 stage 6) as sqlglot trees: SCD2 dimensions, as-of facts,
+"""The model stage as sqlglot trees: SCD2 dimensions, as-of facts,
 marts and the partitioned fact export.
 
 Pure functions of the contract, like the rest of ``compile``: the dialect is a render

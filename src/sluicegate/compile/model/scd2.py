@@ -1,4 +1,4 @@
-"""SCD2 dimensions from a changelog reference (DESIGN §4 stage 6).
+"""SCD2 dimensions from a changelog reference.
 
 Each change of a key opens a version valid over the half-open interval
 ``[valid_from, valid_to)``: ``valid_from`` is the change's effective time, ``valid_to``
