@@ -88,7 +88,9 @@ class Broker:
             "background.threads": "2",
         }
         self.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
-        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster = "-"
+        while cluster[0] in "-_":  # an id starting with '-' reads as an option to the tool
+            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         subprocess.run(
             self._cmd("kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(self.config)),
             check=True,
