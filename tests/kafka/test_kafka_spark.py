@@ -25,7 +25,7 @@ from tests.kafka.conftest import kafka_contract
 from tests.kafka.helpers import DAY, assert_contiguous, produce, rec, topic_records
 from tests.kafka.oracle import oracle
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(5400)]
 
 ENGINE = "spark"
 HOSTILE = [b"not json", b"", None, b"\xff\xfe", b'{"id": 1, "a"', b"[1]", rec(2, a=-1)]
@@ -36,7 +36,7 @@ def sluicegate(*args: str, fault: str | None = None, cwd: Path) -> subprocess.Co
     if fault:
         env["SLUICEGATE_FAULT"] = fault
     return subprocess.run(
-        [*SLUICEGATE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=900
+        [*SLUICEGATE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=1800
     )
 
 
