@@ -191,7 +191,7 @@ def test_two_consumers_of_one_contract_are_refused_by_the_writer_lock(
     produce(kafka_broker, topic, [rec(i) for i in range(30)])
     c = kafka_contract(tmp_path, kafka_broker, [topic])
     marker = tmp_path / "paused"
-    env = {"SLUICEGATE_PAUSE": "after_read:8", "SLUICEGATE_PAUSE_FILE": str(marker)}
+    env = {"SLUICEGATE_PAUSE": "after_read:40", "SLUICEGATE_PAUSE_FILE": str(marker)}
     import subprocess
     import sys
 
