@@ -77,7 +77,7 @@ def test_contract_errors_name_the_key(tmp_path, source, says):
 
 
 def test_security_maps_to_both_clients_and_the_secret_is_redacted(tmp_path, monkeypatch):
-    monkeypatch.setenv("SLUICEGATE_SECRET_KAFKA_PW", 'p"w\\x')
+    monkeypatch.setenv("SLUICEGATE_SECRET_KAFKA_PW", 'p"w\\x-long-enough')
     src = {
         **KAFKA,
         "kafka": {
@@ -97,16 +97,16 @@ def test_security_maps_to_both_clients_and_the_secret_is_redacted(tmp_path, monk
     assert (rd["security.protocol"], rd["sasl.mechanisms"], rd["sasl.password"]) == (
         "SASL_SSL",
         "SCRAM-SHA-512",
-        'p"w\\x',
+        'p"w\\x-long-enough',
     )
     assert rd["enable.auto.commit"] is False and rd["auto.offset.reset"] == "error"
     sp = spark_options(spec)
     assert sp["kafka.sasl.jaas.config"] == (
         "org.apache.kafka.common.security.scram.ScramLoginModule required "
-        'username="u" password="p\\"w\\\\x";'
+        'username="u" password="p\\"w\\\\x-long-enough";'
     )
     assert sp["kafka.ssl.truststore.location"] == "/ca.pem"
-    assert 'p"w\\x' not in loaded.redactor(json.dumps(rd))
+    assert 'p"w\\x-long-enough' not in loaded.redactor(json.dumps(rd))
 
 
 @pytest.mark.parametrize(
