@@ -32,19 +32,6 @@ from rich.text import Text
 from ..contract.tokens import redact_secrets
 from .present import count, fit_widths, is_share, norm_path, pct, shorten_middle, width
 
-#: The stages a run announces, in order (run/pipeline.py); the overall bar counts them.
-RUN_STAGES = (
-    "bind",
-    "compile",
-    "references",
-    "read",
-    "dedupe",
-    "route",
-    "model",
-    "check",
-    "publish",
-)
-
 
 class RecordsColumn(ProgressColumn):
     """``200,000 records  162,311/s`` — the count a stage handled and its rate."""
@@ -88,7 +75,9 @@ class CliConsole:
             return
         progress = self._live()
         if self._overall is None:
-            self._overall = progress.add_task("run", total=len(RUN_STAGES), kind="overall")
+            from ..run.pipeline import STAGES  # loaded already: a run is announcing them
+
+            self._overall = progress.add_task("run", total=len(STAGES), kind="overall")
         self._tasks[name] = progress.add_task(name, total=None, kind="stage")
 
     def finished(
