@@ -83,7 +83,10 @@ bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckD
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
 
+bench-compare: ## Print the last `make bench` run against the committed benchmarks/RESULTS.md table
+	$(BIN)/python benchmarks/bench_compare.py
+
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench clean
+.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench bench-compare clean

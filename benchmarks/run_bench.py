@@ -609,6 +609,31 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def table_doc(stamp: str, args: argparse.Namespace, results: list[Result]) -> dict[str, Any]:
+    """The printed table as data, so a later run can be compared with it (bench_compare.py)."""
+    return {
+        "at": stamp,
+        "scale": args.scale,
+        "seed": args.seed,
+        "runs": args.runs,
+        "cpus": os.cpu_count(),
+        "rows": [
+            {
+                "pipeline": r.pipeline,
+                "lines": r.lines,
+                "median_s": r.median_s,
+                "median_cpu_s": r.median_cpu_s,
+                "peak_rss_mib": r.peak_rss_mib,
+                "others_cpu": r.others_cpu,
+                "walls_s": [run["wall_s"] for run in r.runs],
+                "truth": None if r.skipped else ("ok" if r.correct else "WRONG"),
+                "skipped": r.skipped,
+            }
+            for r in results
+        ],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", choices=list(SCALES), default="1m")
@@ -622,6 +647,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--contract", type=Path, default=DEFAULT_CONTRACT)
     ap.add_argument("--sluicegate-bin", type=Path, default=_default_sluicegate_bin())
     ap.add_argument("--results", type=Path, default=HERE / "results.jsonl")
+    ap.add_argument(
+        "--table-json",
+        type=Path,
+        default=HERE / "last_run.json",
+        help="this run's table as JSON (read by bench_compare.py; `make bench-compare`)",
+    )
     ap.add_argument("--no-compile-check", action="store_true")
     ap.add_argument("--no-serve-check", action="store_true", help="skip the PostgreSQL serve row")
     ap.add_argument(
@@ -686,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
         if serve_rec is not None:
             f.write(json.dumps({"at": stamp, "scale": args.scale, **serve_rec}) + "\n")
 
+    args.table_json.write_text(json.dumps(table_doc(stamp, args, results + skipped), indent=2))
     print()
     print(table(results + skipped))
     if compile_rec is not None:

@@ -340,6 +340,54 @@ def test_harness_runs_the_duckdb_baseline_at_tiny_scale(tmp_path: Path) -> None:
     record = _run_harness(tmp_path, "duckdb-baseline")
     assert record["correct"] is True
     assert record["runs"][0]["peak_rss_mib"] > 0
+    # the saved table (make bench-compare's input) says the same
+    saved = json.loads((tmp_path / "table.json").read_text())
+    row = next(r for r in saved["rows"] if r["pipeline"] == "duckdb-baseline")
+    assert row["truth"] == "ok" and row["median_s"] == record["median_s"]
+
+
+def _load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_compare_flags_a_slowdown_and_a_truth_miss(tmp_path: Path) -> None:
+    """bench-compare reads the committed RESULTS.md table and flags (``!``) a pipeline whose
+    CPU seconds grew past the tolerance, or whose truth check failed; the rest pass."""
+    compare = _load_script("bench_compare")
+    base = compare.committed_table(REPO / "benchmarks" / "RESULTS.md")
+    assert {"sluicegate", "duckdb-baseline"} <= set(base)
+    ref = base["sluicegate"]
+
+    def row(name: str, cpu_factor: float, truth: str = "ok") -> dict[str, Any]:
+        was = base[name]
+        return {
+            "pipeline": name,
+            "lines": was["lines"],
+            "median_s": was["median_s"],
+            "median_cpu_s": was["median_cpu_s"] * cpu_factor,
+            "peak_rss_mib": was["peak_rss_mib"],
+            "truth": truth,
+            "skipped": None,
+        }
+
+    last = {
+        "at": "now",
+        "scale": "1m",
+        "runs": 3,
+        "rows": [row("sluicegate", 1.0), row("duckdb-baseline", 1.5)],
+    }
+    lines = compare.compare(last, base, 0.15)
+    flagged = [ln.split()[1] for ln in lines if ln.startswith("!")]
+    assert flagged == ["duckdb-baseline"]
+    last["rows"] = [row("sluicegate", 0.9, truth="WRONG")]
+    assert [ln.split()[1] for ln in compare.compare(last, base, 0.15) if ln[0] == "!"] == [
+        "sluicegate"
+    ]
+    assert ref["lines"] > 1_000_000
 
 
 def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any]:
@@ -358,6 +406,8 @@ def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any
             str(tmp_path / "cache"),
             "--results",
             str(tmp_path / "results.jsonl"),
+            "--table-json",
+            str(tmp_path / "table.json"),
         ],
         capture_output=True,
         text=True,

@@ -46,11 +46,12 @@ def _bracket(column: str, i: int) -> exp.Expression:
 
 def lenient_only(line: exp.Expression) -> exp.Expression:
     """TRUE when a line yyjson accepts uses a trailing comma or a non-standard NaN/Inf."""
-    lower = exp.Lower(this=line.copy())
+    # ILIKE, not contains(lower(line)): lower() copies every line (measured: 0.66 vs 0.60
+    # CPU s at 1M lines for the two tests, benchmarks/RESULTS.md)
     suspicious = exp.or_(
         exp.RegexpLike(this=line.copy(), expression=lit(MAYBE_TRAILING_COMMA)),
-        _fn("contains", lower, lit("nan")),
-        _fn("contains", lower.copy(), lit("inf")),
+        exp.ILike(this=line.copy(), expression=lit("%nan%")),
+        exp.ILike(this=line.copy(), expression=lit("%inf%")),
     )
     stripped = exp.RegexpReplace(
         this=line.copy(),
