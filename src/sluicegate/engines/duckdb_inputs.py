@@ -17,11 +17,14 @@ those) are split and decoded in Python, line by line, and appended.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 import sqlglot
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 BOM = b"\xef\xbb\xbf"
 Render = Callable[[exp.Expression], str]  # the engine's renderer
@@ -58,14 +61,21 @@ _NO_PARQUET = sqlglot.parse_one(
     read="duckdb",
 )
 _SLOW_VIEW = "_sg_slow_lines"
-LINES_SCHEMA = pa.schema(
-    [
-        ("_source_file", pa.string()),
-        ("_source_line", pa.int64()),
-        ("_line", pa.string()),
-        ("_bad_utf8", pa.bool_()),
-    ]
-)
+
+
+def lines_schema() -> pa.Schema:
+    """The lines relation as Arrow (the slow path only: pyarrow is imported on first use,
+    so a run whose files are all UTF-8 never loads it, ~0.15 s)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("_source_file", pa.string()),
+            ("_source_line", pa.int64()),
+            ("_line", pa.string()),
+            ("_bad_utf8", pa.bool_()),
+        ]
+    )
 
 
 def exact_path(path: str) -> str:
@@ -106,7 +116,10 @@ def load_lines(
     good, bad = [], []
     for f in files:
         (good if _is_utf8(f) else bad).append(f)
-    slow = pa.Table.from_pylist([row for f in bad for row in split_bytes(f)], schema=LINES_SCHEMA)
+    import pyarrow as pa
+
+    rows = [row for f in bad for row in split_bytes(f)]
+    slow = pa.Table.from_pylist(rows, schema=lines_schema())
     con.register(_SLOW_VIEW, slow)
     try:
         slow_select = exp.select("*").from_(exp.to_table(_SLOW_VIEW))

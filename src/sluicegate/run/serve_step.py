@@ -17,11 +17,11 @@ from ..compile import facts as facts_c
 from ..contract.loader import LoadedContract
 from ..engines import Engine
 from ..errors import SluiceError
-from ..serve import TargetResult, serve
 from .facts import Fact
 from .gate import canonical
 
 if TYPE_CHECKING:
+    from ..serve import TargetResult
     from .state import RunContext
 
 SERVE_CHECK_VERSION = 1
@@ -57,6 +57,9 @@ def stage_serve(ctx: RunContext) -> None:
     """Serve every target; add the facts to the run and MERGE them into the facts table."""
     if not ctx.contract.serve or (ctx.counts.get("ledger") or {}).get("violations"):
         return  # nothing to serve, or nothing was published (a ledger violation)
+    # imported here: serving loads pyarrow (~0.15 s), which a run without serve: never needs
+    from ..serve import serve
+
     results = serve(ctx.engine, ctx.loaded)
     ctx.counts["serve"] = [r.as_dict() for r in results]
     try:
