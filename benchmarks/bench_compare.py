@@ -57,7 +57,7 @@ def compare(last: dict[str, Any], base: dict[str, dict[str, Any]], tolerance: fl
     out = [
         f"this run {last['at']} (scale {last['scale']}, {last['runs']} run(s)) "
         "vs the committed RESULTS.md table",
-        f"{'pipeline':<18} {'wall s':>8} {'was':>8} {'ratio':>6} "
+        f"  {'pipeline':<16} {'wall s':>8} {'was':>8} {'ratio':>6} "
         f"{'CPU s':>7} {'was':>7} {'ratio':>6} {'RSS MiB':>8} {'was':>7}  truth",
     ]
     for row in last["rows"]:
