@@ -206,3 +206,35 @@ def _norm_row(row: dict) -> dict:
             return str(v)
 
     return {k: norm(v) for k, v in row.items() if k not in ("evaluated_at", "published_at")}
+
+
+@pytest.fixture(scope="module")
+def retail(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from sluicegate.datagen.retail import generate
+    from tests.conftest import REPO
+
+    tmp = tmp_path_factory.mktemp("iceberg-retail")
+    data = tmp / "data"
+    truth = generate(data, lines=3_000, seed=11)
+    runs = run_both(
+        REPO / "examples/retail/contract.yml",
+        tmp,
+        {"root": str(data)},
+        "2024-06-30",
+        ("duckdb", "duckdb-iceberg"),
+    )
+    runs["truth"] = truth
+    return runs
+
+
+def test_retail_same_outcome_on_duckdb_file_and_iceberg(retail):
+    """The differential with the model (dimension, fact table, marts) on Iceberg."""
+    c = retail["duckdb"]["loaded"].contract
+    o = c.outputs
+    tables = [o.clean, o.quarantine, o.outbox, o.duplicates, o.facts, "_sluicegate_runs"]
+    if c.model is not None:
+        tables += [*c.model.dimensions, *c.model.facts, *c.model.marts]
+    assert_same_outcome(retail, tables)
+    led = retail["duckdb-iceberg"]["result"].metrics["ledger"]
+    assert led["raw"] == retail["truth"]["raw_lines"]
+    assert led["clean"] == retail["truth"]["clean"]
