@@ -26,6 +26,7 @@ from typing import Any
 from .contract.loader import LoadedContract
 from .engines import Engine, open_engine
 from .engines.capabilities import EngineCapabilities, capabilities_of
+from .engines.iceberg_catalog import CatalogSpec
 from .engines.options import DEFAULT_MEMORY_LIMIT, Access, contract_options
 from .errors import UsageError
 
@@ -145,9 +146,21 @@ def open_engine_for(
     name, options = engine_options(
         loaded, access, engine=engine, overrides=overrides, wait_seconds=wait_seconds
     )
+    o = loaded.contract.outputs
+    if o.format == "iceberg" and o.catalog and o.namespace:
+        options["iceberg"] = (iceberg_catalog(loaded, o.catalog), o.namespace)
     return open_engine(
         name,
         str(Workspace(loaded).warehouse),
-        table_format=loaded.contract.outputs.format,  # engines/storage.py
+        table_format=o.format,  # engines/storage.py
         **options,
     )
+
+
+def iceberg_catalog(loaded: LoadedContract, name: str) -> CatalogSpec:
+    """The contract's Iceberg catalog ``name`` (``catalogs:``), paths resolved against
+    the contract's folder."""
+    from .engines.iceberg_catalog import resolve
+
+    c = loaded.contract.catalogs[name]
+    return resolve(name, c.uri, c.warehouse, str(loaded.resolve_path(".")))

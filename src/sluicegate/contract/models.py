@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .coltypes import ColumnType, UnknownTypeError, parse_type
 from .formats import FormatError, check_format
+from .iceberg_spec import TABLE_REF, IcebergCatalog
 from .kafka_spec import KafkaSource
 from .model_spec import Model
 from .notify_spec import Alert, Lineage
@@ -151,9 +152,14 @@ class TableSource(Strict):
 class Source(TableSource):
     """The feed a run reads: files under ``path``, or (``format: kafka``) topics."""
 
-    path: str = ""  # required for files; a Kafka source has none (checked below)
-    format: Literal["ndjson", "csv", "parquet", "kafka"] = "ndjson"
+    path: str = ""  # required for files; a Kafka or Iceberg source has none (checked below)
+    format: Literal["ndjson", "csv", "parquet", "kafka", "iceberg"] = "ndjson"
     kafka: KafkaSource | None = None  # contract/kafka_spec.py
+    # format: iceberg — a table of a catalog in ``catalogs:``, bound by snapshot
+    catalog: str | None = None
+    table: str | None = Field(default=None, pattern=TABLE_REF)
+    snapshot_id: int | None = None
+    as_of: str | None = None  # ISO timestamp: the snapshot current then
     name: str | None = None
     freshness: Freshness | None = None
     # a marker (e.g. _SUCCESS) relative to the source folder; absent -> exit 4, nothing published
@@ -184,6 +190,17 @@ class Source(TableSource):
                 raise ValueError("a Kafka source has no path, partitions, ready_when or csv")
         elif self.kafka is not None:
             raise ValueError(f"kafka: is only for format: kafka, not {self.format}")
+        elif self.format == "iceberg":
+            if not self.catalog or not self.table:
+                raise ValueError("format: iceberg needs catalog: and table: (namespace.name)")
+            if self.path or self.partitions or self.ready_when or self.csv:
+                raise ValueError("an Iceberg source has no path, partitions, ready_when or csv")
+            if self.snapshot_id is not None and self.as_of is not None:
+                raise ValueError("give snapshot_id or as_of, not both")
+        elif self.catalog or self.table or self.snapshot_id is not None or self.as_of:
+            raise ValueError(
+                f"catalog/table/snapshot_id/as_of are only for format: iceberg, not {self.format}"
+            )
         elif not self.path:
             raise ValueError("path is required (a file, folder or glob)")
         return self
@@ -236,7 +253,10 @@ class Outputs(Strict):
     #: the table format (engines/storage.py): ``duckdb`` (one file, the embedded default)
     #: or ``delta`` (a Delta Lake table per output, the Spark default); None = the
     #: engine's default
-    format: Literal["duckdb", "delta"] | None = None
+    format: Literal["duckdb", "delta", "iceberg"] | None = None
+    #: format: iceberg — the catalog (a key of ``catalogs:``) and namespace of the tables
+    catalog: str | None = None
+    namespace: str | None = Field(default=None, pattern=SQL_IDENT)
     clean: str = Field(pattern=SQL_IDENT)
     quarantine: str = Field(pattern=SQL_IDENT)
     duplicates: str = Field(default="duplicates", pattern=SQL_IDENT)
@@ -270,6 +290,7 @@ class Contract(Strict):
     owner: str | None = None
     vars: dict[str, str | int | float | bool] = Field(default_factory=dict)
     engine: EngineSection = Field(default_factory=EngineSection)
+    catalogs: dict[str, IcebergCatalog] = Field(default_factory=dict)  # iceberg_spec.py
     source: Source
     dedupe: Dedupe | None = None
     references: dict[str, TableSource] = Field(default_factory=dict)
@@ -286,6 +307,20 @@ class Contract(Strict):
     @classmethod
     def _engine_shorthand(cls, v: Any) -> Any:
         return {"name": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _catalogs_named(self) -> Contract:
+        o = self.outputs
+        if o.format == "iceberg" and (not o.catalog or not o.namespace):
+            raise ValueError("outputs.format: iceberg needs outputs.catalog and outputs.namespace")
+        for where, name in (
+            ("source.catalog", self.source.catalog),
+            ("outputs.catalog", o.catalog),
+        ):
+            if name is not None and name not in self.catalogs:
+                known = ", ".join(self.catalogs) or "none declared"
+                raise ValueError(f"{where} '{name}' is not in catalogs: ({known})")
+        return self
 
     @property
     def source_name(self) -> str:

@@ -26,10 +26,16 @@ def open_engine(
     if name == "duckdb":
         from .duckdb_engine import DuckDBEngine
 
-        if choose_format(table_format, name, DuckDBEngine.formats) == "delta":
+        fmt = choose_format(table_format, name, DuckDBEngine.formats)
+        if fmt == "delta":
             from .duckdb_delta import DuckDBDeltaEngine
 
             return DuckDBDeltaEngine(warehouse, **options)
+        if fmt == "iceberg":
+            from .duckdb_iceberg import DuckDBIcebergEngine
+
+            return DuckDBIcebergEngine(warehouse, **_iceberg_options(options))
+        options.pop("iceberg", None)
         return DuckDBEngine(warehouse, **options)
     if name == "spark":
         try:
@@ -40,8 +46,21 @@ def open_engine(
                 hint="pip install 'sluicegate[spark]'  (needs Java 17 on PATH or JAVA_HOME)",
             ) from None
         fmt = choose_format(table_format, name, SparkEngine.formats)
+        if fmt != "iceberg":
+            options.pop("iceberg", None)
         return SparkEngine(warehouse, table_format=fmt, **options)
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
+
+
+def _iceberg_options(options: dict[str, Any]) -> dict[str, Any]:
+    if "iceberg" not in options:
+        from ..errors import UsageError
+
+        raise UsageError(
+            "outputs.format: iceberg needs a catalog",
+            hint="set outputs.catalog (a key of catalogs:) and outputs.namespace",
+        )
+    return options
 
 
 def file_stream(name: str) -> Callable[..., bool] | None:

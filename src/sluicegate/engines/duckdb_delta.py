@@ -74,7 +74,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
             profile=profile,
         )
         self.warehouse = root
-        self.store = delta_rs.DeltaRsStore(root)
+        self.store = self._open_store(root)
         self.notices: list[str] = self.store.recover()
         if fault is None:
             from ..faults import checkpoint as fault
@@ -84,6 +84,10 @@ class DuckDBDeltaEngine(DuckDBEngine):
         self._created: set[str] = set()
         for name in self.store.tables():
             self._show(name)
+
+    def _open_store(self, root: str) -> Any:
+        """The table store under the engine (the Iceberg engine overrides it)."""
+        return delta_rs.DeltaRsStore(root)
 
     # -- reads of published tables --------------------------------------------------------
     def _show(self, name: str) -> None:

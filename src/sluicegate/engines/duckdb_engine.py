@@ -34,7 +34,7 @@ class DuckDBEngine(Engine):
     name = "duckdb"
     dialect = "duckdb"
     capabilities = DUCKDB
-    formats = ("duckdb", "delta")  # delta: engines/duckdb_delta.py
+    formats = ("duckdb", "delta", "iceberg")  # duckdb_delta.py, duckdb_iceberg.py
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FORMATS = ("duckdb", "delta")
+FORMATS = ("duckdb", "delta", "iceberg")
 """Every table format a contract may name in ``outputs.format``."""
 
 SNAPSHOTS_TABLE = "_sluicegate_snapshots"
@@ -67,7 +67,16 @@ DELTA = StorageCapabilities(
     object_store=True,
 )
 
-CAPABILITIES = {c.format: c for c in (DUCKDB_FILE, DELTA)}
+ICEBERG = StorageCapabilities(
+    format="iceberg",
+    atomic_across_tables=False,
+    versions=True,
+    time_travel=True,
+    change_feed=False,
+    object_store=True,
+)
+
+CAPABILITIES = {c.format: c for c in (DUCKDB_FILE, DELTA, ICEBERG)}
 
 
 @dataclass

@@ -57,6 +57,8 @@ class Binding:
     root: str = ""
     partitions: list[str] = field(default_factory=list)
     undeclared_partitions: list[str] = field(default_factory=list)
+    #: source.format: iceberg — the bound snapshot (run/bind_iceberg.py)
+    snapshot: dict | None = None
 
     @property
     def raw_records(self) -> int:
@@ -231,14 +233,14 @@ def bind_file(path: str, fmt: str, *, csv_header: bool = True) -> BoundFile:
         with open(path, "rb") as fh:
             for chunk in iter(lambda: fh.read(CHUNK), b""):
                 h.update(chunk)
-                if fmt != "parquet":
+                if fmt not in ("parquet", "iceberg"):
                     counter.feed(chunk)
     except OSError as exc:  # chmod 000, a file removed meanwhile: say so (exit 2)
         raise InputError(
             f"cannot read input file {path}: {exc.strerror}",
             hint="give the user running sluicegate read permission, or remove the file",
         ) from None
-    if fmt == "parquet":
+    if fmt in ("parquet", "iceberg"):
         records, blanks = parquet_rows(path), 0
     else:
         records, blanks = counter.finish()
@@ -252,7 +254,7 @@ def parquet_rows(path: str) -> int:
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(path).metadata.num_rows
+        return pq.ParquetFile(path).metadata.num_rows  # an Iceberg data file is Parquet too
     except Exception as exc:  # noqa: BLE001 - any footer problem is an input error
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
 
@@ -279,6 +281,10 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
     """Bind the source of ``loaded``: every file under its path, or only ``files`` (a
     micro-batch's new files, run/incremental.py; absolute paths below the source path)."""
     spec: Source = loaded.contract.source
+    if spec.format == "iceberg":
+        from .bind_iceberg import bind_iceberg
+
+        return bind_iceberg(loaded)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
     return Binding(
         files=bind_files(files, spec),

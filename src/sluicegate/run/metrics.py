@@ -68,6 +68,8 @@ def build_metrics(
             "files": ctx.binding.manifest() if ctx.binding else [],
             "binding_digest": ctx.binding.digest if ctx.binding else None,
             "raw_records": raw,
+            # source.format: iceberg — the bound snapshot (run/bind_iceberg.py)
+            "snapshot": ctx.binding.snapshot if ctx.binding else None,
         },
         "schema_fingerprint": schema_fingerprint(c.source),
         "partitions": ctx.partitions,

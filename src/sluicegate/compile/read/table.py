@@ -36,10 +36,13 @@ READERS: dict[tuple[str, str], Reader] = {
     # a Kafka message's value is read as one NDJSON line (docs/streaming.md §10)
     ("kafka", "duckdb"): ndjson_duckdb.typed_select,
     ("kafka", "spark"): ndjson_spark.typed_select,
+    # an Iceberg snapshot is read as its Parquet data files (run/bind_iceberg.py)
+    ("iceberg", "duckdb"): partial(_parquet, DUCKDB),
+    ("iceberg", "spark"): partial(_parquet, SPARK),
 }
 
 #: How each format is loaded before its reader runs: text lines or Parquet rows.
-LOADS_PARQUET = frozenset({"parquet"})
+LOADS_PARQUET = frozenset({"parquet", "iceberg"})
 
 
 def typed_select(
