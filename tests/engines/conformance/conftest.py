@@ -51,6 +51,13 @@ def engine_name(request: pytest.FixtureRequest) -> str:
     return name
 
 
+def open_named(engine_name: str, warehouse: str, **options: Any) -> Engine:
+    """Open the engine a conformance param names (``duckdb-delta`` = DuckDB storing Delta)."""
+    if engine_name == "duckdb-delta":
+        return open_engine("duckdb", warehouse, table_format="delta", **options)
+    return open_engine(engine_name, warehouse, **options)
+
+
 @pytest.fixture
 def open_test_engine(engine_name: str, tmp_path: Path) -> Iterator[Callable[..., Engine]]:
     """Open ``engine_name`` on a warehouse in ``tmp_path`` (closed after the test)."""
@@ -59,10 +66,7 @@ def open_test_engine(engine_name: str, tmp_path: Path) -> Iterator[Callable[...,
     def _open(warehouse: Path | None = None, **options: Any) -> Engine:
         if warehouse is None:
             warehouse = tmp_path / ("wh.duckdb" if engine_name == "duckdb" else "warehouse")
-        if engine_name == "duckdb-delta":
-            eng = open_engine("duckdb", str(warehouse), table_format="delta", **options)
-        else:
-            eng = open_engine(engine_name, str(warehouse), **options)
+        eng = open_named(engine_name, str(warehouse), **options)
         opened.append(eng)
         return eng
 
