@@ -23,8 +23,12 @@ import pytest
 
 from sluicegate.engines import Engine, open_engine
 
-ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)]
-"""``duckdb-delta``: the embedded engine with ``outputs.format: delta`` (delta-rs tables)."""
+ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
+"""The engines every conformance test runs on."""
+
+STORAGE_ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)]
+"""The storage suite also runs ``duckdb-delta``: the embedded engine storing Delta tables
+(delta-rs); the table format changes storage, not reading or routing."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
