@@ -23,8 +23,12 @@ import pytest
 
 from sluicegate.engines import Engine, open_engine
 
-ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)]
-"""``duckdb-delta``: the embedded engine with ``outputs.format: delta`` (delta-rs tables)."""
+ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
+"""The engines every conformance test runs on."""
+
+STORAGE_ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.mark.spark)]
+"""The storage suite also runs ``duckdb-delta``: the embedded engine storing Delta tables
+(delta-rs); the table format changes storage, not reading or routing."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,6 +55,13 @@ def engine_name(request: pytest.FixtureRequest) -> str:
     return name
 
 
+def open_named(engine_name: str, warehouse: str, **options: Any) -> Engine:
+    """Open the engine a conformance param names (``duckdb-delta`` = DuckDB storing Delta)."""
+    if engine_name == "duckdb-delta":
+        return open_engine("duckdb", warehouse, table_format="delta", **options)
+    return open_engine(engine_name, warehouse, **options)
+
+
 @pytest.fixture
 def open_test_engine(engine_name: str, tmp_path: Path) -> Iterator[Callable[..., Engine]]:
     """Open ``engine_name`` on a warehouse in ``tmp_path`` (closed after the test)."""
@@ -59,10 +70,7 @@ def open_test_engine(engine_name: str, tmp_path: Path) -> Iterator[Callable[...,
     def _open(warehouse: Path | None = None, **options: Any) -> Engine:
         if warehouse is None:
             warehouse = tmp_path / ("wh.duckdb" if engine_name == "duckdb" else "warehouse")
-        if engine_name == "duckdb-delta":
-            eng = open_engine("duckdb", str(warehouse), table_format="delta", **options)
-        else:
-            eng = open_engine(engine_name, str(warehouse), **options)
+        eng = open_named(engine_name, str(warehouse), **options)
         opened.append(eng)
         return eng
 

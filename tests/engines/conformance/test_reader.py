@@ -24,7 +24,8 @@ from sqlglot import exp
 
 from sluicegate.compile.read.table import typed_select
 from sluicegate.contract.models import TableSource
-from sluicegate.engines import open_engine
+
+from .conftest import open_named
 
 SOURCE = TableSource(
     path="unused",
@@ -168,7 +169,7 @@ def typed_rows(engine_name: str, corpus: Path, tmp: Path) -> dict[int, dict[str,
     """The corpus read once per engine per session: line number → typed row."""
     if engine_name not in _ROWS:
         wh = tmp / ("r.duckdb" if engine_name == "duckdb" else "r-warehouse")
-        eng = open_engine(engine_name, str(wh))
+        eng = open_named(engine_name, str(wh))
         try:
             eng.load_lines([os.path.abspath(corpus)], "_sg_lines")
             eng.create_table_as(

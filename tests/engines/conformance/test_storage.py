@@ -23,6 +23,8 @@ from sqlglot import exp
 from sluicegate.compile.facts import rows_select
 from sluicegate.compile.outputs import delete_run, insert_into
 
+from .conftest import STORAGE_ENGINES
+
 COLS = (("k", "INTEGER"), ("s", "VARCHAR"), ("_logical_date", "DATE"), ("n", "BIGINT"))
 D1, D2, D3 = "2024-01-01", "2024-01-02", "2024-01-03"
 
@@ -43,12 +45,15 @@ def day(text: str) -> dt.date:
 INITIAL = [(1, "a", day(D1), 10), (2, "b", day(D1), 20), (3, "c", day(D2), 30)]
 CHANGED = [(3, "c", day(D2), 30), (4, "d", day(D1), 40)]
 
+every_store = pytest.mark.parametrize("engine_name", STORAGE_ENGINES, indirect=True)
+
 
 def _replace_d1(eng) -> None:  # noqa: ANN001
     eng.execute(delete_run("t", D1))
     eng.execute(insert_into("t", rows((4, "d", D1, 40))))
 
 
+@every_store
 def test_commit_and_rollback(open_test_engine, engine_name, tmp_path):
     eng = open_test_engine()
     eng.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
@@ -69,6 +74,7 @@ def test_commit_and_rollback(open_test_engine, engine_name, tmp_path):
     assert read(again) == CHANGED  # published: another instance sees it
 
 
+@every_store
 def test_an_error_inside_the_transaction_publishes_nothing(open_test_engine):
     eng = open_test_engine()
     eng.create_table_as("t", rows((1, "a", D1, 10)))
@@ -97,6 +103,7 @@ DML = [
 ]
 
 
+@every_store
 @pytest.mark.parametrize(("sql", "want"), DML, ids=["update", "delete", "merge"])
 def test_dml_means_the_same(open_test_engine, engine_name, sql, want):
     eng = open_test_engine()
