@@ -282,8 +282,6 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
     micro-batch's new files, run/incremental.py; absolute paths below the source path)."""
     spec: Source = loaded.contract.source
     if spec.format == "iceberg":
-        from .bind_iceberg import bind_iceberg
-
         return bind_iceberg(loaded)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
     return Binding(
@@ -320,3 +318,34 @@ def run_id(loaded: LoadedContract, binding: Binding) -> str:
 
 def resolve(loaded: LoadedContract, p: str) -> Path:
     return loaded.resolve_path(p)
+
+
+def bind_iceberg(loaded: LoadedContract) -> Binding:
+    """Bind an Iceberg source: the snapshot, and its data files as the run's manifest (the
+    summary's ``total-records`` is the ledger's independent count; the footers must agree)."""
+    from dataclasses import asdict
+
+    from ..engines.iceberg_source import SnapshotProblem, bind_snapshot
+    from ..workspace import iceberg_catalog
+
+    spec = loaded.contract.source
+    assert spec.catalog is not None and spec.table is not None
+    try:
+        snap = bind_snapshot(
+            iceberg_catalog(loaded, spec.catalog), spec.table, spec.snapshot_id, spec.as_of
+        )
+    except SnapshotProblem as p:
+        err = loaded.error(("source", p.key), p.message)
+        err.hint = p.hint
+        raise loaded.located(err) from None
+    files = bind_files(snap.data_files, spec)
+    footers = sum(f.records for f in files)
+    if footers != snap.record_count:
+        raise InputError(
+            f"snapshot {snap.snapshot_id} of '{spec.table}': its summary counts "
+            f"{snap.record_count} records, its data files {footers}",
+            hint="the table's metadata and files disagree; inspect it with pyiceberg",
+        )
+    doc = asdict(snap)
+    doc.pop("data_files")
+    return Binding(files=files, format="iceberg", root="", partitions=[], snapshot=doc)

@@ -36,7 +36,7 @@ READERS: dict[tuple[str, str], Reader] = {
     # a Kafka message's value is read as one NDJSON line (docs/streaming.md §10)
     ("kafka", "duckdb"): ndjson_duckdb.typed_select,
     ("kafka", "spark"): ndjson_spark.typed_select,
-    # an Iceberg snapshot is read as its Parquet data files (run/bind_iceberg.py)
+    # an Iceberg snapshot is read as its Parquet data files (run/bind.py bind_iceberg)
     ("iceberg", "duckdb"): partial(_parquet, DUCKDB),
     ("iceberg", "spark"): partial(_parquet, SPARK),
 }
