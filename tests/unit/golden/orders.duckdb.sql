@@ -252,8 +252,8 @@ FROM (
                       )
                       AND NOT CASE
                         WHEN REGEXP_MATCHES("_line", ',[ \t\r\n]*[\]}]')
-                        OR CONTAINS(LOWER("_line"), 'nan')
-                        OR CONTAINS(LOWER("_line"), 'inf')
+                        OR "_line" ILIKE '%nan%'
+                        OR "_line" ILIKE '%inf%'
                         THEN REGEXP_MATCHES(
                           REGEXP_REPLACE("_line", '"(?:[^"\\]|\\.)*"|([:,\[][ \t\r\n]*)(?:NaN|-?Infinity)', '\1', 'g'),
                           ',[ \t\r\n]*[\]}]|(?i:nan|inf)'
