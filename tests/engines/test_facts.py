@@ -194,8 +194,8 @@ def test_output_readback_fails_when_computed_counts_disagree(tmp_path, monkeypat
 
     def stage_route(ctx):  # same name: the stage's timing key stays "route"
         real_route(ctx)
-        ctx.counts["clean"] += 1
-        ctx.counts["quarantined"] -= 1
+        ctx.counts.clean += 1
+        ctx.counts.quarantined -= 1
 
     stages = tuple(stage_route if s is real_route else s for s in pipeline.STAGES)
     assert stages != pipeline.STAGES

@@ -187,7 +187,7 @@ def test_mutant_clean_published_on_failed_gate_is_caught(tmp_path, monkeypatch):
     """A publish that forgets to withhold the clean rows of a failed run shows them."""
 
     def publish_anyway(ctx):  # the mutant: skip the withholding
-        ctx.counts["clean_published"] = ctx.counts["ledger"]["clean"]
+        ctx.counts.clean_published = ctx.counts.ledger["clean"]
 
     monkeypatch.setattr(publish_m, "_withhold_clean_on_fail", publish_anyway)
     c = govern_contract(tmp_path)

@@ -118,7 +118,7 @@ class Incremental:
             ctx.listener.notice(f"drift: processed file {c.describe()}")
         binding = bind_s.bind(loaded, new)
         self.files = list(binding.files)
-        ctx.counts["incremental"] = self.metrics()
+        ctx.counts.incremental = self.metrics()
         return binding, batch_run_id(loaded, binding)
 
     def replace_run_id(self, ctx: RunContext) -> str | None:
