@@ -10,6 +10,9 @@ Lines of ``data/orders.json`` (1-based), and what the contract makes of them:
 6. ``{not json``                          → corrupt_record
 7. amt missing                            → positive_amount (the rule is NULL: fails)
 8. good                                   → clean
+
+``make_shop(root, engine=...)`` runs the shop on DuckDB (``wh.duckdb``) or Spark (the
+warehouse folder ``wh``); ``query`` and ``inbox`` read either back with plain SQL.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from sluicegate.compile.contract_check import load_contract
 from sluicegate.contract.loader import LoadedContract
 from sluicegate.dlq.store import DlqStore, open_store
 from sluicegate.run.pipeline import RunResult, run_contract
+from tests.engines.engine_params import read_dicts, read_rows, warehouse_name
 from tests.unit.test_dlq_canonical import reference_json, reference_key
 
 DAY = "2024-03-05"
@@ -79,15 +83,23 @@ KINDS = {
 }
 
 
-def make_shop(root: Path, lines: list[Any] | None = None) -> Path:
+def make_shop(root: Path, lines: list[Any] | None = None, engine: str = "duckdb") -> Path:
     (root / "data").mkdir(parents=True, exist_ok=True)
     write_lines(root, lines if lines is not None else LINES)
     with open(root / "data" / "customers.json", "w", encoding="utf-8") as f:
         for cid in (10, 11, 12):
             f.write(json.dumps({"cid": cid}) + "\n")
+    doc = {**CONTRACT, "engine": engine}
+    doc["outputs"] = {**CONTRACT["outputs"], "warehouse": warehouse_name(engine)}
     path = root / "contract.yml"
-    path.write_text(json.dumps(CONTRACT), encoding="utf-8")  # JSON is YAML
+    path.write_text(json.dumps(doc), encoding="utf-8")  # JSON is YAML
     return path
+
+
+def warehouse(contract: Path) -> Path:
+    """The shop's warehouse (a DuckDB file or a Spark warehouse folder)."""
+    doc = json.loads(contract.read_text(encoding="utf-8"))
+    return contract.parent / doc["outputs"]["warehouse"]
 
 
 def write_lines(root: Path, lines: list[Any]) -> None:
@@ -113,11 +125,8 @@ def store(contract: Path, day: str = DAY) -> Iterator[DlqStore]:
 
 
 def query(contract: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(contract.parent / "wh.duckdb"), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
+    """A read-only query (DuckDB SQL) on the shop's warehouse, either engine."""
+    return read_rows(warehouse(contract), sql, params)
 
 
 def execute(contract: Path, sql: str) -> None:
@@ -131,15 +140,8 @@ def execute(contract: Path, sql: str) -> None:
 
 def inbox(contract: Path) -> dict[int, dict[str, Any]]:
     """Inbox rows by source line."""
-    con = duckdb.connect(str(contract.parent / "wh.duckdb"), read_only=True)
-    try:
-        cur = con.execute("SELECT * FROM dlq ORDER BY _source_line")
-        names = [d[0] for d in cur.description]
-        return {
-            r[names.index("_source_line")]: dict(zip(names, r, strict=True)) for r in cur.fetchall()
-        }
-    finally:
-        con.close()
+    rows = read_dicts(warehouse(contract), "SELECT * FROM dlq ORDER BY _source_line")
+    return {r["_source_line"]: r for r in rows}
 
 
 def expected_key(row: dict[str, Any], source_table: str = "orders_raw") -> str:

@@ -34,6 +34,14 @@ def shop(tmp_path):
     return c
 
 
+@pytest.fixture
+def any_shop(tmp_path, engine):
+    """The shop, run once, on each engine (tests/engines/engine_params.py)."""
+    c = make_shop(tmp_path, engine=engine)
+    run(c)
+    return c
+
+
 def sk(shop, line: int) -> str:
     return inbox(shop)[line]["_dlq_sk"]
 
@@ -62,7 +70,8 @@ def clean_rows(shop) -> list[tuple]:
     )
 
 
-def test_fix_then_recycle_moves_the_row_to_clean_with_its_lineage(shop):
+def test_fix_then_recycle_moves_the_row_to_clean_with_its_lineage(any_shop):
+    shop = any_shop
     key = sk(shop, 2)
     do_fix(shop, 2, amt="5.5")
     row = inbox(shop)[2]
@@ -107,7 +116,8 @@ def test_recycle_twice_recycles_nothing_the_second_time(shop):
     assert {t: query(shop, f"SELECT count(*) FROM {t}")[0][0] for t in tables} == tables
 
 
-def test_a_still_bad_fix_goes_back_to_quarantine_with_fresh_reasons(shop):
+def test_a_still_bad_fix_goes_back_to_quarantine_with_fresh_reasons(any_shop):
+    shop = any_shop
     do_fix(shop, 4, cid="12", amt="-1")  # known customer now, but a negative amount
     out = do_recycle(shop)
     assert (out["recycled"], out["requarantined"]) == (0, 1)

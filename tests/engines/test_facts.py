@@ -12,6 +12,7 @@ from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import pipeline
 from sluicegate.run.bind import schema_fingerprint
 from sluicegate.run.facts import CHECKS
+from tests.engines.engine_params import warehouse_name
 from tests.engines.test_publish import facts_of, feed, govern_contract, query, run, write_rows
 
 pytestmark = pytest.mark.duckdb
@@ -32,19 +33,13 @@ ISSUE_COLUMNS = {
 }
 
 
-def test_facts_table_has_the_issue_columns_and_every_check(tmp_path):
-    c = govern_contract(tmp_path)
+def test_facts_table_has_the_issue_columns_and_every_check(tmp_path, engine):
+    c = govern_contract(tmp_path, engine=engine)
     write_rows(tmp_path / "data.json", feed(80, bad=1))
     r = run(c)
-    wh = tmp_path / "wh.duckdb"
-    cols = {
-        n
-        for (n,) in query(
-            wh, "SELECT column_name FROM information_schema.columns WHERE table_name = 'facts'"
-        )
-    }
+    f = facts_of(tmp_path / warehouse_name(engine))
+    cols = set(next(iter(f.values())))  # the table's columns, as the engine reads them
     assert ISSUE_COLUMNS <= cols and {"evaluated_at", "run_started_at", "failed"} <= cols
-    f = facts_of(wh)
     assert set(CHECKS) <= set(f)
     assert {"rule:a_pos", "builtin:corrupt_record", "builtin:type_mismatch"} <= set(f)
     # 1 of 80 → exactly 0.0125 (Decimal), not float noise
@@ -186,16 +181,16 @@ def test_clean_nonempty_fails_without_failing_the_run(tmp_path):
     assert r.status == "pass"  # severity warning: reported, never decides the run
 
 
-def test_output_readback_fails_when_computed_counts_disagree(tmp_path, monkeypatch):
+def test_output_readback_fails_when_computed_counts_disagree(tmp_path, monkeypatch, engine):
     """Counts computed in the route stage that disagree with the tables read back."""
-    c = govern_contract(tmp_path)
+    c = govern_contract(tmp_path, engine=engine)
     write_rows(tmp_path / "data.json", feed(10, bad=1))
     real_route = pipeline.stage_route
 
     def stage_route(ctx):  # same name: the stage's timing key stays "route"
         real_route(ctx)
-        ctx.counts["clean"] += 1
-        ctx.counts["quarantined"] -= 1
+        ctx.counts.clean += 1
+        ctx.counts.quarantined -= 1
 
     stages = tuple(stage_route if s is real_route else s for s in pipeline.STAGES)
     assert stages != pipeline.STAGES

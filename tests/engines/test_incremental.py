@@ -22,6 +22,7 @@ from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import incremental as inc_m
 from sluicegate.run.pipeline import RunResult, run_contract
 from tests.conftest import run_cli
+from tests.engines.engine_params import read_rows, warehouse_name
 
 pytestmark = pytest.mark.duckdb
 
@@ -110,11 +111,13 @@ def stream_contract(
     gate: dict | None = None,
     extra: dict | None = None,
     name: str = "contract.yml",
+    engine: str = "duckdb",
 ) -> Path:
-    """A contract over the landing folder ``root/landing`` (JSON is YAML)."""
+    """A contract over the landing folder ``root/landing`` (JSON is YAML) on ``engine``."""
     doc: dict[str, Any] = {
         "name": "stream",
         "owner": "team@example.com",
+        "engine": engine,
         "source": {
             "path": "landing",
             "format": "ndjson",
@@ -176,23 +179,17 @@ def outputs_of(warehouse: Path) -> dict[str, list[tuple]]:
 
 
 def observed(warehouse: Path) -> dict[str, set]:
-    """The published outcome in the oracle's shape, read with plain SQL."""
-    con = connect(warehouse)
-    try:
-        return {
-            "clean": set(
-                con.execute("SELECT id, _source_file, _source_line FROM clean").fetchall()
-            ),
-            "dlq": set(con.execute("SELECT id, _source_file, _source_line FROM dlq").fetchall()),
-            "dups": set(
-                con.execute(
-                    "SELECT _source_file, _source_line, _kept_source_file, _kept_source_line "
-                    "FROM dups"
-                ).fetchall()
-            ),
-        }
-    finally:
-        con.close()
+    """The published outcome in the oracle's shape, read with plain SQL (either engine)."""
+    return {
+        "clean": set(read_rows(warehouse, "SELECT id, _source_file, _source_line FROM clean")),
+        "dlq": set(read_rows(warehouse, "SELECT id, _source_file, _source_line FROM dlq")),
+        "dups": set(
+            read_rows(
+                warehouse,
+                "SELECT _source_file, _source_line, _kept_source_file, _kept_source_line FROM dups",
+            )
+        ),
+    }
 
 
 def ledger_paths(warehouse: Path) -> list[str]:
@@ -207,16 +204,17 @@ def ledger_paths(warehouse: Path) -> list[str]:
 class Scene:
     """A landing folder with an incremental contract and a batch twin (other warehouse)."""
 
-    def __init__(self, root: Path, **kw: Any) -> None:
+    def __init__(self, root: Path, engine: str = "duckdb", **kw: Any) -> None:
         self.root = root
         self.landing = root / "landing"
         self.landing.mkdir(parents=True, exist_ok=True)
-        self.contract = stream_contract(root, **kw)
+        inc, batch = warehouse_name(engine, "inc"), warehouse_name(engine, "batch")
+        self.contract = stream_contract(root, warehouse=inc, engine=engine, **kw)
         self.batch_contract = stream_contract(
-            root, warehouse="batch.duckdb", name="batch.yml", **kw
+            root, warehouse=batch, name="batch.yml", engine=engine, **kw
         )
-        self.wh = root / "inc.duckdb"
-        self.batch_wh = root / "batch.duckdb"
+        self.wh = root / inc
+        self.batch_wh = root / batch
 
     def reference(self) -> dict[str, list[tuple]]:
         """One batch run over every file now in the landing folder."""
@@ -227,6 +225,12 @@ class Scene:
 @pytest.fixture
 def scene(tmp_path: Path) -> Iterator[Scene]:
     yield Scene(tmp_path)
+
+
+@pytest.fixture
+def any_scene(tmp_path: Path, engine: str) -> Iterator[Scene]:
+    """The scene on each engine (tests/engines/engine_params.py)."""
+    yield Scene(tmp_path, engine=engine)
 
 
 # -- tests ---------------------------------------------------------------------------------
@@ -257,7 +261,8 @@ def test_three_waves_equal_one_batch_and_the_oracle(scene: Scene):
     assert runs == 3 and len(dates) == 1
 
 
-def test_cross_batch_duplicates_point_at_the_earlier_batch(scene: Scene):
+def test_cross_batch_duplicates_point_at_the_earlier_batch(any_scene: Scene):
+    scene = any_scene
     drop_wave(scene.landing, 0)
     run_inc(scene.contract)
     drop_wave(scene.landing, 1)
@@ -268,11 +273,7 @@ def test_cross_batch_duplicates_point_at_the_earlier_batch(scene: Scene):
     dups = observed(scene.wh)["dups"]
     assert (c, 2, a, 1) in dups and (d, 2, a, 2) in dups
     assert r.metrics["ledger"]["duplicates"] == 3  # two resends + id 12 twice in w2-d
-    con = connect(scene.wh)
-    try:
-        assert con.execute("SELECT count(*) - count(DISTINCT id) FROM clean").fetchone()[0] == 0
-    finally:
-        con.close()
+    assert read_rows(scene.wh, "SELECT count(*) - count(DISTINCT id) FROM clean") == [(0,)]
 
 
 def test_no_new_file_is_a_clean_noop(scene: Scene):
@@ -336,18 +337,15 @@ def modified_file_scene(scene: Scene) -> dict[str, Any]:
     r = run_inc(scene.contract, listener=lis)
     empty_lis = Notices()
     empty = run_inc(scene.contract, listener=empty_lis)
-    con = connect(scene.wh)
-    try:
-        fact = con.execute(
-            "SELECT status, metric, diagnostic, detail FROM facts "
-            "WHERE check_id = 'processed_files_unchanged' AND run_id = ?",
-            [r.metrics["run_id"]],
-        ).fetchone()
-        appended = con.execute(
-            "SELECT count(*) FROM clean WHERE k = 'appended-after-processing'"
-        ).fetchone()[0]
-    finally:
-        con.close()
+    (fact,) = read_rows(
+        scene.wh,
+        "SELECT status, metric, diagnostic, detail FROM facts "
+        "WHERE check_id = 'processed_files_unchanged' AND run_id = ?",
+        [r.metrics["run_id"]],
+    )
+    ((appended,),) = read_rows(
+        scene.wh, "SELECT count(*) FROM clean WHERE k = 'appended-after-processing'"
+    )
     return {
         "changed": str(changed),
         "result": r,
@@ -359,7 +357,8 @@ def modified_file_scene(scene: Scene) -> dict[str, Any]:
     }
 
 
-def test_a_file_modified_after_processing_is_reported_not_reprocessed(scene: Scene):
+def test_a_file_modified_after_processing_is_reported_not_reprocessed(any_scene: Scene):
+    scene = any_scene
     seen = modified_file_scene(scene)
     r = seen["result"]
     assert r.status in ("pass", "warn")  # a warning-severity fact: it does not fail the batch

@@ -3,7 +3,9 @@ gate that publishes everything but the clean rows.
 
 Expected contents are computed here, independently of sluicegate's compiler: the rows
 are generated in Python with their outcome known, and the warehouse is read back with
-plain DuckDB SQL. Helpers in this module are shared by the other publish/facts tests.
+plain SQL (DuckDB's, or the shared SparkSession's: tests/engines/engine_params.py). The
+tests that exercise the engine run on both engines (the ``engine`` fixture). Helpers in
+this module are shared by the other publish/facts tests.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sluicegate.compile import outputs as out_c
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.run import publish as publish_m
 from sluicegate.run.pipeline import RunResult, run_contract
+from tests.engines.engine_params import read_dicts, read_rows, warehouse_name
 
 pytestmark = pytest.mark.duckdb
 
@@ -35,11 +38,14 @@ def govern_contract(
     source: dict | None = None,
     columns: dict | None = None,
     path: str = "data.json",
+    engine: str = "duckdb",
 ) -> Path:
-    """A contract over ``data.json`` with explicit output names (JSON is YAML)."""
+    """A contract over ``data.json`` with explicit output names (JSON is YAML), run on
+    ``engine`` (its warehouse: ``wh.duckdb`` or, for Spark, the folder ``wh``)."""
     doc: dict[str, Any] = {
         "name": "gov",
         "owner": OWNER,
+        "engine": engine,
         "source": {
             "path": path,
             "format": "ndjson",
@@ -52,7 +58,7 @@ def govern_contract(
         else [{"name": "a_pos", "expect": "a > 0", "owner": "rules@example.com", "version": 3}],
         "gate": gate or {"warn_above": 0.1, "fail_above": 0.3},
         "outputs": {
-            "warehouse": "wh.duckdb",
+            "warehouse": warehouse_name(engine),
             "clean": "clean",
             "quarantine": "dlq",
             "duplicates": "dups",
@@ -123,36 +129,28 @@ def dump(warehouse: Path) -> dict[str, list[tuple]]:
 
 
 def query(warehouse: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
+    """A read-only query (DuckDB SQL) on either engine's warehouse."""
+    return read_rows(warehouse, sql, params)
 
 
 def facts_of(warehouse: Path, run_id: str | None = None) -> dict[str, dict]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        cur = con.execute(
-            "SELECT * FROM facts" + (" WHERE run_id = ?" if run_id else ""),
-            [run_id] if run_id else [],
-        )
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-    finally:
-        con.close()
+    rows = read_dicts(
+        warehouse,
+        "SELECT * FROM facts" + (" WHERE run_id = ?" if run_id else ""),
+        [run_id] if run_id else [],
+    )
     return {r["check_id"]: r for r in rows}
 
 
 # -- tests ----------------------------------------------------------------------------
 
 
-def test_failed_gate_publishes_quarantine_facts_and_run_record_but_no_clean(tmp_path):
-    c = govern_contract(tmp_path)
+def test_failed_gate_publishes_quarantine_facts_and_run_record_but_no_clean(tmp_path, engine):
+    c = govern_contract(tmp_path, engine=engine)
     write_rows(tmp_path / "data.json", feed(10, bad=4))  # 40% > fail_above 30%
     r = run(c)
     assert (r.status, r.exit_code) == ("fail", 1)
-    wh = tmp_path / "wh.duckdb"
+    wh = tmp_path / warehouse_name(engine)
     assert query(wh, "SELECT count(*) FROM clean") == [(0,)]
     assert query(wh, "SELECT count(*), min(_reason), max(_reason) FROM dlq") == [
         (4, "a_pos", "a_pos")
@@ -167,12 +165,12 @@ def test_failed_gate_publishes_quarantine_facts_and_run_record_but_no_clean(tmp_
     assert r.metrics["clean_published"] == 0
 
 
-def test_passing_run_publishes_every_output_in_one_go(tmp_path):
-    c = govern_contract(tmp_path)
+def test_passing_run_publishes_every_output_in_one_go(tmp_path, engine):
+    c = govern_contract(tmp_path, engine=engine)
     write_rows(tmp_path / "data.json", feed(20, bad=1, dups=2))
     r = run(c)
     assert r.status == "pass", r.metrics["gate"]
-    wh = tmp_path / "wh.duckdb"
+    wh = tmp_path / warehouse_name(engine)
     counts = {t: query(wh, f'SELECT count(*) FROM "{t}"')[0][0] for t in ("clean", "dlq", "dups")}
     assert counts == {"clean": 19, "dlq": 1, "dups": 2}
     assert set(query(wh, "SELECT DISTINCT _run_id FROM clean")[0]) == {r.metrics["run_id"]}
@@ -187,7 +185,7 @@ def test_mutant_clean_published_on_failed_gate_is_caught(tmp_path, monkeypatch):
     """A publish that forgets to withhold the clean rows of a failed run shows them."""
 
     def publish_anyway(ctx):  # the mutant: skip the withholding
-        ctx.counts["clean_published"] = ctx.counts["ledger"]["clean"]
+        ctx.counts.clean_published = ctx.counts.ledger["clean"]
 
     monkeypatch.setattr(publish_m, "_withhold_clean_on_fail", publish_anyway)
     c = govern_contract(tmp_path)
@@ -236,9 +234,9 @@ def test_mutant_outputs_appended_on_rerun_is_caught(tmp_path, monkeypatch):
     assert run(c).status == "ledger_violation"  # the rerun would double the date's rows
 
 
-def test_rerun_with_changed_input_replaces_the_date_and_keeps_other_dates(tmp_path):
-    c = govern_contract(tmp_path)
-    wh = tmp_path / "wh.duckdb"
+def test_rerun_with_changed_input_replaces_the_date_and_keeps_other_dates(tmp_path, engine):
+    c = govern_contract(tmp_path, engine=engine)
+    wh = tmp_path / warehouse_name(engine)
     write_rows(tmp_path / "data.json", feed(10, bad=1))
     d1 = run(c, "2024-01-01")
     write_rows(tmp_path / "data.json", feed(5, bad=0, start=100))

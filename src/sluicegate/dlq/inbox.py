@@ -173,7 +173,7 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     )
     eng.execute(merge_statement(tables.inbox, T_NEW, list(select.named_selects)))
     out = {"inserted": n - matched, "rerun": matched, "superseded": superseded}
-    ctx.counts["dlq"] = out
+    ctx.counts.dlq = out
     return out
 
 

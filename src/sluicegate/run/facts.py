@@ -157,7 +157,7 @@ def pre_publish_facts(
     binding = ctx.binding
     files = len(binding.files) if binding else 0
     raw = binding.raw_records if binding else 0
-    routed = counts.get("routed", 0)
+    routed = counts.routed or 0
     warn, fail = _dec(c.gate.warn_above), _dec(c.gate.fail_above)
     facts: list[Fact] = []
 
@@ -193,7 +193,7 @@ def pre_publish_facts(
     facts.append(schema_fact(ctx, fingerprint, None))
     facts.append(freshness_fact(ctx, newest, now))
 
-    by_reason = counts.get("by_reason", {})
+    by_reason = counts.by_reason
     invalid = sum(by_reason.get(b, 0) for b in BUILTINS)
     facts.append(
         share_check(
@@ -202,8 +202,8 @@ def pre_publish_facts(
             "unreadable as declared (corrupt, type mismatch, missing required)",
         )
     )
-    facts.append(share_check("quarantine_share", counts.get("quarantined", 0), "quarantined"))
-    clean = counts.get("clean", 0)
+    facts.append(share_check("quarantine_share", counts.quarantined or 0, "quarantined"))
+    clean = counts.clean or 0
     facts.append(
         _check(
             "clean_nonempty",
@@ -216,7 +216,7 @@ def pre_publish_facts(
             evaluated=routed,
         )
     )
-    failed = counts.get("failed", {})
+    failed = counts.failed
     for b in BUILTINS:
         n = failed.get(b, 0)
         s = share(n, routed)

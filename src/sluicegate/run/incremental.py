@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from ..compile.facts import empty_select, merge_rows
-from ..compile.outputs import RECYCLED_FROM
-from ..compile.render import col, ident, lit
+from ..compile import incremental as inc_sql
+from ..compile.facts import RUNS_TABLE
+from ..compile.incremental import FILE_COLUMNS, FILE_KEY, FILES_TABLE, T_PRIOR, ledger_select
 from ..errors import LedgerError, LedgerViolation
 from ..faults import checkpoint
 from . import bind as bind_s
@@ -48,24 +48,6 @@ if TYPE_CHECKING:
     from .checks import Fact
     from .state import RunContext, RunResult
 
-#: The processed-file ledger: one row per (contract, path) ever processed incrementally.
-FILES_TABLE = "_sluicegate_files"
-FILE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("contract", "VARCHAR"),
-    ("path", "VARCHAR"),
-    ("size", "BIGINT"),
-    ("mtime", "DOUBLE"),  # seconds since the epoch, as bound: a cheap "maybe changed" test
-    ("sha256", "VARCHAR"),
-    ("records", "BIGINT"),
-    ("run_id", "VARCHAR"),
-    ("logical_date", "DATE"),
-    ("status", "VARCHAR"),  # the micro-batch's verdict: pass | warn | fail
-    ("engine", "VARCHAR"),
-    ("processed_at", "TIMESTAMP"),
-)
-FILE_KEY = ("contract", "path")
-#: The earlier micro-batches' kept rows of the date (key + lineage), a TEMP table.
-T_PRIOR = "_sg_prior_kept"
 CHANGED_CHECK = "processed_files_unchanged"
 #: Changed files named in a fact's detail (all of them are in the metrics).
 DETAIL_FILES = 3
@@ -136,7 +118,7 @@ class Incremental:
             ctx.listener.notice(f"drift: processed file {c.describe()}")
         binding = bind_s.bind(loaded, new)
         self.files = list(binding.files)
-        ctx.counts["incremental"] = self.metrics()
+        ctx.counts.incremental = self.metrics()
         return binding, batch_run_id(loaded, binding)
 
     def replace_run_id(self, ctx: RunContext) -> str | None:
@@ -155,41 +137,7 @@ class Incremental:
         if d is None or not self.has_prior:
             return ranked
         names = [n for n, _t in ctx.engine.columns(typed)]
-        r, p = "_rk", "_pk"
-        hit = exp.Not(this=exp.Is(this=col("_sg_prior", p), expression=exp.null()))
-
-        def pick(prior: exp.Expression, own: exp.Expression) -> exp.Expression:
-            return exp.Case(ifs=[exp.If(this=hit.copy(), true=prior)], default=own)
-
-        on = exp.and_(
-            exp.Not(this=col("_corrupt", r)),
-            *[exp.EQ(this=col(k, r), expression=col(k, p)) for k in d.key],
-        )
-        return (
-            exp.select(
-                *[col(n, r) for n in names],
-                exp.alias_(
-                    pick(
-                        exp.Add(this=col("_rn", r), expression=exp.Literal.number(1)), col("_rn", r)
-                    ),
-                    ident("_rn"),
-                ),
-                exp.alias_(
-                    pick(col("_source_file", p), col("_kept_source_file", r)),
-                    ident("_kept_source_file"),
-                ),
-                exp.alias_(
-                    pick(col("_source_line", p), col("_kept_source_line", r)),
-                    ident("_kept_source_line"),
-                ),
-            )
-            .from_(exp.Subquery(this=ranked, alias=exp.TableAlias(this=ident(r))))
-            .join(
-                exp.Table(this=ident(T_PRIOR), alias=exp.TableAlias(this=ident(p))),
-                on=on,
-                join_type="LEFT",
-            )
-        )
+        return inc_sql.against_prior(ranked, names, d.key)
 
     # -- facts -----------------------------------------------------------------------
     def fact(self, ctx: RunContext) -> Fact:
@@ -252,11 +200,9 @@ class Incremental:
             for f in self.files
         ]
         if not eng.table_exists(FILES_TABLE):
-            eng.create_table_as(FILES_TABLE, empty_select(FILE_COLUMNS))
-        eng.execute(
-            merge_rows(FILES_TABLE, FILE_COLUMNS, FILE_KEY, rows, scope=("run_id", ctx.run_id))
-        )
-        got = int(eng.fetch(_count_of_run(ctx.contract.name, ctx.run_id))[0][0])
+            eng.create_table_as(FILES_TABLE, inc_sql.empty_files())
+        eng.execute(inc_sql.merge_files(rows, ctx.run_id))
+        got = int(eng.fetch(inc_sql.count_of_run(ctx.contract.name, ctx.run_id))[0][0])
         if got != len(rows):
             raise LedgerError(
                 [
@@ -311,29 +257,6 @@ def batch_run_id(loaded: Any, binding: bind_s.Binding) -> str:
 # -- the ledger ------------------------------------------------------------------------
 
 
-def _count_of_run(contract: str, run_id: str) -> exp.Select:
-    return (
-        exp.select(exp.func("COUNT", exp.Star()))
-        .from_(exp.Table(this=ident(FILES_TABLE)))
-        .where(
-            exp.and_(
-                exp.EQ(this=col("contract"), expression=lit(contract)),
-                exp.EQ(this=col("run_id"), expression=lit(run_id)),
-            )
-        )
-    )
-
-
-def ledger_select(contract: str) -> exp.Select:
-    """Every processed file of ``contract``."""
-    return (
-        exp.select(*[col(n) for n, _t in FILE_COLUMNS])
-        .from_(exp.Table(this=ident(FILES_TABLE)))
-        .where(exp.EQ(this=col("contract"), expression=lit(contract)))
-        .order_by(col("path"))
-    )
-
-
 def read_ledger(eng: Engine, contract: str) -> dict[str, dict[str, Any]]:
     """path → ledger row (empty before the first micro-batch)."""
     if not eng.table_exists(FILES_TABLE):
@@ -371,55 +294,9 @@ def changed_files(processed: dict[str, dict[str, Any]], spec: Any) -> list[Chang
 
 
 def prior_select(ctx: RunContext, tables: list[str]) -> exp.Select:
-    """One kept row per key among the date's published rows of ``tables`` (key, lineage).
-
-    Clean rows recycled from the DLQ are copies of inbox rows, not records: left out.
-    """
+    """One kept row per key among the date's published rows of ``tables`` (key, lineage)."""
     c = ctx.contract
-    keys = list(c.dedupe.key)
-    day = exp.EQ(
-        this=col("_logical_date"), expression=exp.cast(lit(ctx.loaded.logical_date), "DATE")
-    )
-    keyed = [exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys]
-    parts = []
-    for t in tables:
-        where = exp.and_(day.copy(), *[k.copy() for k in keyed])
-        if t == c.outputs.clean:
-            where = exp.and_(where, exp.Is(this=col(RECYCLED_FROM), expression=exp.null()))
-        parts.append(
-            exp.select(*[col(k) for k in keys], col("_source_file"), col("_source_line"))
-            .from_(exp.Table(this=ident(t)))
-            .where(where)
-        )
-    union: exp.Query = parts[0]
-    for part in parts[1:]:
-        union = exp.union(union, part, distinct=False)
-    window = exp.Window(
-        this=exp.RowNumber(),
-        partition_by=[col(k) for k in keys],
-        order=exp.Order(
-            expressions=[
-                exp.Ordered(this=col("_source_file"), nulls_first=False),
-                exp.Ordered(this=col("_source_line"), nulls_first=False),
-            ]
-        ),
-    )
-    numbered = exp.select(
-        *[col(k) for k in keys],
-        col("_source_file"),
-        col("_source_line"),
-        exp.alias_(window, ident("_n")),
-    ).from_(exp.Subquery(this=union, alias=exp.TableAlias(this=ident("_u"))))
-    return (
-        exp.select(
-            *[col(k) for k in keys],
-            col("_source_file"),
-            col("_source_line"),
-            exp.alias_(exp.true(), ident("_sg_prior")),
-        )
-        .from_(exp.Subquery(this=numbered, alias=exp.TableAlias(this=ident("_w"))))
-        .where(exp.EQ(this=col("_n"), expression=exp.Literal.number(1)))
-    )
+    return inc_sql.prior_select(c.dedupe.key, ctx.loaded.logical_date, tables, c.outputs.clean)
 
 
 def _prepare_prior(ctx: RunContext) -> bool:
@@ -441,11 +318,15 @@ def processed_files(eng: Engine, contract: str) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "FILE_COLUMNS",
+    "FILE_KEY",
     "FILES_TABLE",
+    "T_PRIOR",
     "ChangedFile",
     "Incremental",
     "as_incremental",
     "batch_run_id",
+    "ledger_select",
     "read_ledger",
     "stream_ledger",
 ]
@@ -463,7 +344,6 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
     one more proof for micro-batches: the records the file ledger holds for a run equal
     the run's raw count (so no file's records are counted in two batches or in none).
     """
-    from ..compile.facts import RUNS_TABLE
     from ..dlq.ledger import ledger_of
     from ..dlq.tables import DlqTables
 
@@ -472,14 +352,7 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
     files: dict[str, tuple[int, int]] = {}
     offsets: dict[str, list[dict[str, Any]]] = {}
     if eng.table_exists(FILES_TABLE):
-        q = (
-            exp.select(
-                col("run_id"), exp.func("COUNT", exp.Star()), exp.func("SUM", col("records"))
-            )
-            .from_(exp.Table(this=ident(FILES_TABLE)))
-            .where(exp.EQ(this=col("contract"), expression=lit(c.name)))
-            .group_by(col("run_id"))
-        )
+        q = inc_sql.files_per_run(c.name)
         files = {rid: (int(n), int(rec or 0)) for rid, n, rec in eng.fetch(q)}
     from .offsets_table import offsets_by_run  # a Kafka source's ledger: offsets, not files
 
@@ -488,11 +361,7 @@ def stream_ledger(eng: Engine, loaded: Any) -> dict[str, Any]:
         offsets[rid] = ranges
     records: dict[str, dict[str, Any]] = {}
     if eng.table_exists(RUNS_TABLE):
-        q = (
-            exp.select(col("run_id"), col("status"), col("published_at"))
-            .from_(exp.Table(this=ident(RUNS_TABLE)))
-            .where(exp.EQ(this=col("contract"), expression=lit(c.name)))
-        )
+        q = inc_sql.run_records(RUNS_TABLE, c.name)
         records = {r["run_id"]: r for r in eng.fetch_dicts(q)}
     for r in led["runs"]:
         rec = records.get(r["run_id"], {})

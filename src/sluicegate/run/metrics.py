@@ -31,18 +31,18 @@ def build_metrics(
     c = ctx.contract
     counts = ctx.counts
     raw = ctx.binding.raw_records if ctx.binding else 0
-    ledger = dict(counts.get("ledger") or {})
+    ledger = dict(counts.ledger or {})
     ledger.update(
         {
             "raw": raw,
             "blank_lines": ctx.binding.blank_lines if ctx.binding else 0,
-            "corrupt": counts.get("corrupt", 0),
-            "quarantined_by_reason": counts.get("by_reason", {}),
+            "corrupt": counts.corrupt or 0,
+            "quarantined_by_reason": counts.by_reason,
         }
     )
     rules = {}
-    failed = counts.get("failed", {})
-    routed = counts.get("routed", 0)
+    failed = counts.failed
+    routed = counts.routed or 0
     for r in ctx.rules:
         n = failed.get(r.name, 0)
         rules[r.name] = {
@@ -83,13 +83,13 @@ def build_metrics(
             "status": gate.status if gate else None,
             "levels": [_numeric_level(lv.__dict__) for lv in gate.levels] if gate else [],
         },
-        "clean_published": counts.get("clean_published", 0),
-        "model": counts.get("model"),  # dimensions, facts, marts, export (run/model.py)
-        "incremental": counts.get("incremental"),  # micro-batch files (run/incremental.py)
-        "serve": counts.get("serve"),  # one entry per serve: target (run/serve_step.py)
-        "dlq": counts.get("dlq"),  # rows the run added to the DLQ inbox (dlq/inbox.py)
+        "clean_published": counts.clean_published or 0,
+        "model": counts.model,  # dimensions, facts, marts, export (run/model.py)
+        "incremental": counts.incremental,  # micro-batch files (run/incremental.py)
+        "serve": counts.serve,  # one entry per serve: target (run/serve_step.py)
+        "dlq": counts.dlq,  # rows the run added to the DLQ inbox (dlq/inbox.py)
         # table -> version the publish gave it (run/snapshot.py; formats with versions)
-        "table_versions": counts.get("table_versions") or {},
+        "table_versions": counts.table_versions or {},
         "facts": [_numeric_fact(f.as_dict()) for f in ctx.facts],
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,

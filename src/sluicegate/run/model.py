@@ -92,7 +92,7 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
             "current": current,
             "rejected_changes": rejected,
         }
-    ctx.counts["model"] = stats
+    ctx.counts.model = stats
     dims = {n: dim_temp_table(n) for n in m.dimensions}
     if not any(asof.quarantine_joins(f) for f in m.facts.values()):
         return
@@ -109,20 +109,18 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
     stats["quarantined"] = moved
     if not total:
         return
-    ctx.counts["clean"] -= total
-    ctx.counts["quarantined"] += total
-    ctx.counts["by_reason"] = {
-        **ctx.counts.get("by_reason", {}),
-        **{k: v for k, v in moved.items() if v},
-    }
+    counts = ctx.counts
+    counts.clean = (counts.clean or 0) - total
+    counts.quarantined = (counts.quarantined or 0) + total
+    counts.by_reason = {**counts.by_reason, **{k: v for k, v in moved.items() if v}}
     g = ctx.contract.gate
     ctx.gate = evaluate_gate(
-        quarantined=ctx.counts["quarantined"],
-        routed=ctx.counts["routed"],
+        quarantined=counts.quarantined,
+        routed=counts.routed or 0,
         warn_above=g.warn_above,
         fail_above=g.fail_above,
         rules=ctx.rules,
-        rule_failures=ctx.counts.get("failed", {}),
+        rule_failures=counts.failed,
     )
 
 
@@ -136,7 +134,7 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         return []
     eng, c = ctx.engine, ctx.contract
     rid, day = ctx.run_id, ctx.loaded.logical_date
-    stats = ctx.counts.setdefault("model", {"dimensions": {}, "facts": {}, "marts": {}})
+    stats = ctx.counts.model_stats()
     for name in m.dimensions:
         eng.create_table_as(name, exp.select(exp.Star()).from_(exp.to_table(dim_temp_table(name))))
     visible = {**c.source.columns, **dict.fromkeys(ctx.partitions, None)}
@@ -235,9 +233,11 @@ def finish_model(ctx: RunContext, pending: list[PendingExport]) -> None:
     """Swap each staged export into place, partition by partition."""
     for pe in pending:
         swapped = swap_partitions(pe.staging, pe.final, pe.prefix)
-        ctx.counts.setdefault("model", {}).setdefault("facts", {}).setdefault(pe.fact, {})[
-            "export"
-        ] = {"path": str(pe.final), "rows": pe.rows, **swapped}
+        ctx.counts.model_stats().setdefault("facts", {}).setdefault(pe.fact, {})["export"] = {
+            "path": str(pe.final),
+            "rows": pe.rows,
+            **swapped,
+        }
 
 
 def swap_partitions(staging: Path, final: Path, prefix: str) -> dict[str, int]:

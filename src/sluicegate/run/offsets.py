@@ -118,7 +118,7 @@ class KafkaIncremental(Incremental):
             format="kafka",
         )
         self.files = list(binding.files)
-        ctx.counts["incremental"] = self.metrics()
+        ctx.counts.incremental = self.metrics()
         return binding, kafka_run_id(loaded, self.reads)
 
     def _consume(self, ctx: RunContext, positions: dict[tuple[str, int], int]) -> None:

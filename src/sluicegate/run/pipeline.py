@@ -38,6 +38,7 @@ from ..workspace import (
     open_engine_for,
 )
 from . import bind as bind_s
+from .counts import RankedCounts, RoutedCounts
 from .gate import escalate, evaluate_gate
 from .lock import WriterLock
 from .model import prepare_model
@@ -268,10 +269,8 @@ def stage_dedupe(ctx: RunContext) -> None:
     names = list(ctx.contract.source.columns)
     q, labels = metrics_c.ranked_counts(T_RANKED, names)
     row = eng.fetch(q)[0]
-    counts = dict(zip(labels, (int(v) for v in row), strict=True))
-    ctx.counts["parsed"] = counts["parsed"]
-    ctx.counts["duplicates"] = counts["duplicates"]
-    ctx.counts["corrupt"] = counts["corrupt"]
+    counts = RankedCounts.from_row(labels, row)
+    ctx.counts.take_ranked(counts)
     ctx.drift = drift_events(ctx, counts)
     kept = (
         exp.select(exp.Star())
@@ -281,7 +280,7 @@ def stage_dedupe(ctx: RunContext) -> None:
     eng.create_temp_view(T_KEPT, kept)
 
 
-def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]]:
+def drift_events(ctx: RunContext, counts: RankedCounts) -> list[dict[str, Any]]:
     """Schema drift of this run, also shown on the console.
 
     Kinds: ``undeclared_field`` (with the records carrying it), ``declared_field_absent``
@@ -290,13 +289,13 @@ def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]
     (a Hive folder the contract does not declare).
     """
     events: list[dict[str, Any]] = []
-    records = counts["parsed"] - counts["corrupt"]
-    if counts.get("undeclared_rows"):
+    records = counts.parsed - counts.corrupt
+    if counts.undeclared_rows:
         for k, n in ctx.engine.fetch(metrics_c.undeclared_fields(T_RANKED, ctx.engine.dialect)):
             events.append({"kind": "undeclared_field", "field": k, "records": int(n)})
     if records:
         for name in ctx.contract.source.columns:
-            if counts[f"present:{name}"] == 0:
+            if counts.present[name] == 0:
                 events.append({"kind": "declared_field_absent", "field": name, "records": records})
     binding = ctx.binding
     if binding is not None and binding.files:
@@ -307,8 +306,8 @@ def drift_events(ctx: RunContext, counts: dict[str, int]) -> list[dict[str, Any]
         for p in binding.undeclared_partitions:
             events.append({"kind": "undeclared_partition", "field": p, "records": records})
     for name in ctx.contract.source.columns:
-        mism = counts[f"mismatch:{name}"]
-        if mism and counts[f"nonnull:{name}"] == 0:
+        mism = counts.mismatch[name]
+        if mism and counts.nonnull[name] == 0:
             events.append({"kind": "field_never_casts", "field": name, "records": mism})
         elif mism:
             events.append({"kind": "type_mismatch", "field": name, "records": mism})
@@ -332,23 +331,15 @@ def stage_route(ctx: RunContext) -> None:
     checks = route_c.checks(ctx.rules)
     q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
     row = eng.fetch(q)[0]
-    counts = dict(zip(labels, (int(v) for v in row), strict=True))
-    ctx.counts["routed"] = counts["routed"]
-    ctx.counts["clean"] = counts["clean"]
-    ctx.counts["quarantined"] = counts["routed"] - counts["clean"]
-    ctx.counts["by_reason"] = {
-        c.name: counts[f"reason:{c.name}"]
-        for c in checks
-        if c.routes and counts[f"reason:{c.name}"]
-    }
-    ctx.counts["failed"] = {c.name: counts[f"failed:{c.name}"] for c in checks}
+    counts = RoutedCounts.from_row(labels, row)
+    ctx.counts.take_routed(counts)
     ctx.gate = evaluate_gate(
-        quarantined=ctx.counts["quarantined"],
-        routed=ctx.counts["routed"],
+        quarantined=counts.routed - counts.clean,
+        routed=counts.routed,
         warn_above=ctx.contract.gate.warn_above,
         fail_above=ctx.contract.gate.fail_above,
         rules=ctx.rules,
-        rule_failures=ctx.counts["failed"],
+        rule_failures=counts.failed,
     )
 
 

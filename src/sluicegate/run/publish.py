@@ -100,7 +100,7 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
             pending = publish_model(ctx)  # model: dimensions, facts, marts (run/model.py)
             _write_facts_and_run(ctx, fingerprint)
             ctx.mode.record_files(ctx)  # a micro-batch's processed-file ledger
-            ctx.counts["table_versions"] = record_snapshot(ctx)  # last: published last
+            ctx.counts.table_versions = record_snapshot(ctx)  # last: published last
             checkpoint("publish:before_commit")
         except BaseException:
             eng.rollback()
@@ -129,10 +129,18 @@ def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
         quarantined=written[o.quarantine],
         duplicates=written[o.duplicates],
         overlaps=overlaps,
-        computed=ctx.counts,
+        computed={
+            k: v
+            for k, v in (
+                ("clean", ctx.counts.clean),
+                ("quarantined", ctx.counts.quarantined),
+                ("duplicates", ctx.counts.duplicates),
+            )
+            if v is not None
+        },
         per_file=file_violations(ctx.binding, read) + changed_violations(ctx.binding),
     )
-    ctx.counts["ledger"] = ledger
+    ctx.counts.ledger = ledger
     previous = None
     if eng.table_exists(facts_c.RUNS_TABLE):
         rows = eng.fetch(facts_c.previous_fingerprint(ctx.contract.name, ctx.run_id))
@@ -154,12 +162,12 @@ def _withhold_clean_on_fail(ctx: RunContext) -> None:
     if failed:
         eng.execute(out_c.delete_run_id(o.clean, ctx.run_id))
     published = _count(eng, ledger_c.count_run(o.clean, ctx.run_id))
-    expected = 0 if failed else ctx.counts["ledger"]["clean"]
+    expected = 0 if failed else ctx.counts.ledger["clean"]
     if published != expected:
         raise LedgerError(
             [LedgerViolation("readback", f"clean published {published}, expected {expected}")]
         )
-    ctx.counts["clean_published"] = published
+    ctx.counts.clean_published = published
 
 
 def _write_facts_and_run(ctx: RunContext, fingerprint: str) -> None:
@@ -200,7 +208,7 @@ def run_record(
     published: dt.datetime,
 ) -> dict[str, Any]:
     """The ``_sluicegate_runs`` row: who ran what, with which outcome, and the metrics."""
-    led = ctx.counts.get("ledger", {})
+    led = ctx.counts.ledger or {}
     text = ctx.loaded.redactor(json.dumps(metrics, default=str, sort_keys=True))
     return {
         "run_id": ctx.run_id,
@@ -215,7 +223,7 @@ def run_record(
         "clean": led.get("clean"),
         "quarantined": led.get("quarantined"),
         "duplicates": led.get("duplicates"),
-        "clean_published": ctx.counts.get("clean_published", 0),
+        "clean_published": ctx.counts.clean_published or 0,
         "started_at": _naive(started),
         "published_at": _naive(published),
         "metrics": text,

@@ -55,13 +55,13 @@ def serve_fact(owner: str | None, result: TargetResult) -> Fact:
 
 def stage_serve(ctx: RunContext) -> None:
     """Serve every target; add the facts to the run and MERGE them into the facts table."""
-    if not ctx.contract.serve or (ctx.counts.get("ledger") or {}).get("violations"):
+    if not ctx.contract.serve or (ctx.counts.ledger or {}).get("violations"):
         return  # nothing to serve, or nothing was published (a ledger violation)
     # imported here: serving loads pyarrow (~0.15 s), which a run without serve: never needs
     from ..serve import serve
 
     results = serve(ctx.engine, ctx.loaded)
-    ctx.counts["serve"] = [r.as_dict() for r in results]
+    ctx.counts.serve = [r.as_dict() for r in results]
     try:
         facts = record_serve_facts(
             ctx.engine,

@@ -18,5 +18,5 @@ def records_after(ctx: Any, stage: str) -> int | None:
     if stage in ("bind", "read"):  # read parses every raw record bind counted
         return ctx.binding.raw_records if ctx.binding is not None else None
     key = {"dedupe": "parsed", "route": "routed", "publish": "clean_published"}.get(stage)
-    value = ctx.counts.get(key) if key else None
+    value = getattr(ctx.counts, key) if key else None
     return value if isinstance(value, int) else None

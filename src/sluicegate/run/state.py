@@ -20,6 +20,7 @@ from ..engines import Engine
 from ..report.events import Listener
 from .bind import Binding
 from .checks import Fact
+from .counts import RunCounts
 from .gate import GateResult
 
 if TYPE_CHECKING:
@@ -92,11 +93,8 @@ class RunContext:
     partitions: list[str] = field(default_factory=list)
     reference_tables: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    #: the run's counts, as the metrics and facts report them: ``parsed``, ``corrupt``,
-    #: ``duplicates``, ``routed``, ``clean``, ``quarantined``, ``by_reason`` and
-    #: ``failed`` (per check), ``ledger``, ``clean_published``, ``dlq``, ``model``,
-    #: ``incremental`` (run/metrics.py reads them)
-    counts: dict[str, Any] = field(default_factory=dict)
+    #: the run's counts, as the metrics and facts report them (run/counts.py)
+    counts: RunCounts = field(default_factory=RunCounts)
     drift: list[dict[str, Any]] = field(default_factory=list)
     gate: GateResult | None = None
     facts: list[Fact] = field(default_factory=list)

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from sluicegate.engines import Engine, open_engine
+from tests.engines.engine_params import apply_gaps
 
 ENGINES = ["duckdb", pytest.param("spark", marks=pytest.mark.spark)]
 """The engines every conformance test runs on."""
@@ -31,25 +32,11 @@ STORAGE_ENGINES = ["duckdb", "duckdb-delta", pytest.param("spark", marks=pytest.
 (delta-rs); the table format changes storage, not reading or routing."""
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "gap(engine, reason, raises=Exc): a known difference of one engine "
-        "(a strict xfail there, expecting exactly Exc)",
-    )
-
-
 @pytest.fixture(params=ENGINES)
 def engine_name(request: pytest.FixtureRequest) -> str:
     """The engine under test; applies the test's ``gap`` markers for it as strict xfails."""
     name = request.param
-    for mark in request.node.iter_markers("gap"):
-        engine, reason = mark.args
-        raises = mark.kwargs.get("raises")
-        if raises is None:
-            raise pytest.UsageError(f"gap({engine!r}, {reason!r}) must name raises=<exception>")
-        if engine == name:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=reason, raises=raises))
+    apply_gaps(request, name)  # the gap marker is registered in tests/engines/conftest.py
     if name == "spark":
         request.getfixturevalue("spark")  # the run's one SparkSession, started on demand
     return name
