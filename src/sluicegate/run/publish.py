@@ -106,10 +106,10 @@ def publish(ctx: RunContext, routed: str, ranked: str) -> None:
             eng.rollback()
             raise
         eng.commit()
-        if eng.last_commit is not None and ctx.counts.get("table_versions"):
+        if eng.last_commit is not None and ctx.counts.table_versions:
             # what the store published (Iceberg snapshot ids are known only now)
-            named = ctx.counts["table_versions"]
-            ctx.counts["table_versions"] = {
+            named = ctx.counts.table_versions
+            ctx.counts.table_versions = {
                 t: eng.last_commit.versions.get(t, v) for t, v in named.items()
             }
         checkpoint("publish:committed")
