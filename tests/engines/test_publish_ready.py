@@ -69,10 +69,11 @@ def test_mutant_readiness_not_checked_is_caught(tmp_path, monkeypatch):
 
 def test_airflow_example_compiles_and_retries_exactly_the_retryable_codes():
     """The DAG is not run in CI (no Airflow here); it must parse, and its retry set must
-    be the codes errors.py documents as 'try again later'."""
+    be the codes docs/exit-codes.md says a retry helps with: not ready, locked, and an
+    internal error (safe to rerun; helps when the environment was the cause)."""
     import ast
 
-    from sluicegate.errors import EXIT_LOCKED, EXIT_NOT_READY
+    from sluicegate.errors import EXIT_INTERNAL, EXIT_LOCKED, EXIT_NOT_READY
     from tests.conftest import REPO
 
     path = REPO / "examples/airflow/sluicegate_dag.py"
@@ -82,4 +83,4 @@ def test_airflow_example_compiles_and_retries_exactly_the_retryable_codes():
         for n in ast.walk(tree)
         if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "RETRY_LATER"
     )
-    assert {k.value for k in retry.keys} == {EXIT_NOT_READY, EXIT_LOCKED}
+    assert {k.value for k in retry.keys} == {EXIT_NOT_READY, EXIT_LOCKED, EXIT_INTERNAL}

@@ -284,7 +284,8 @@ def test_cli_run_incremental_watch_and_facts_ledger(tmp_path, kafka_broker, topi
     p = run_cli("watch", str(c), "--logical-date", DAY, "--interval", "0.2", "--max-batches", "1")
     assert p.returncode == 0, p.stderr
     assert "batch 1: run" in p.stdout and "3 records" in p.stdout, p.stdout
-    p = run_cli("facts", "ledger", str(c), "--logical-date", DAY)
+    # A wide terminal: the table wraps long topic names at the default 80 columns.
+    p = run_cli("facts", "ledger", str(c), "--logical-date", DAY, env={"COLUMNS": "200"})
     assert p.returncode == 0, p.stdout + p.stderr
     assert "offsets" in p.stdout and f"{topic}/0 [0, " in p.stdout, p.stdout
     p = run_cli("facts", "ledger", str(c), "--logical-date", DAY, "--json")

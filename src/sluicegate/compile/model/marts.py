@@ -62,12 +62,6 @@ def parse_mart(sql: str) -> exp.Query:
     q = statements[0]
     if not isinstance(q, exp.Query):
         raise MartError(f"must be a SELECT, not a {q.key.upper()} statement")
-    bad = functions.disallowed(q, functions.ALLOWED | functions.MART_ONLY)
-    if bad is not None:
-        raise MartError(
-            f"may not call {functions.describe(bad)}(): only portable scalar functions, "
-            "aggregates and ranking windows are allowed (docs/security.md)"
-        )
     for node in q.walk():
         if isinstance(node, NONDETERMINISTIC_CLASSES) or (
             isinstance(node, exp.Anonymous) and node.name.lower() in NONDETERMINISTIC_NAMES
@@ -78,7 +72,23 @@ def parse_mart(sql: str) -> exp.Query:
             )
         if isinstance(node, exp.Placeholder | exp.Parameter):
             raise MartError("may not use parameters")
+        if isinstance(node, exp.Table) and _is_table_function(node):
+            raise MartError("may read only model tables (no table functions)")
+    # The specific refusals above come first: they say why; the allow-list says only "not listed".
+    bad = functions.disallowed(q, functions.ALLOWED | functions.MART_ONLY)
+    if bad is not None:
+        raise MartError(
+            f"may not call {functions.describe(bad)}(): only portable scalar functions, "
+            "aggregates and ranking windows are allowed (docs/security.md)"
+        )
     return q
+
+
+def _is_table_function(t: exp.Table) -> bool:
+    """``FROM read_parquet(...)``: a table whose source is a call, not a name."""
+    return (
+        not t.name and isinstance(t.this, exp.Expression) and not isinstance(t.this, exp.Identifier)
+    )
 
 
 def cte_names(q: exp.Expression) -> set[str]:
@@ -90,11 +100,7 @@ def read_tables(q: exp.Query, allowed: Mapping[str, object]) -> list[str]:
     ctes = cte_names(q)
     out: list[str] = []
     for t in q.find_all(exp.Table):
-        if (
-            not t.name
-            and isinstance(t.this, exp.Expression)
-            and not isinstance(t.this, exp.Identifier)
-        ):
+        if _is_table_function(t):
             raise MartError("may read only model tables (no table functions)")
         if t.db or t.catalog:
             raise MartError(f"table '{t.sql()}' must not be qualified: marts read model tables")
