@@ -100,7 +100,7 @@ class Workspace:
         """Refuse a report or operator command on a warehouse no run has written yet."""
         if not self.exists():
             raise UsageError(
-                f"no warehouse at {self.warehouse} yet, so no {what}",
+                f"no warehouse at {os.path.normpath(self.warehouse)} yet, so no {what}",
                 hint="run the contract first: sluicegate run CONTRACT",
             )
 

@@ -57,7 +57,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def test_the_doc_publishes_a_valid_schema_for_every_shape():
-    assert {"error", "run", "facts", "ledger", "dlq_list", "dlq_summary", "dlq_show"} <= set(SHAPES)
+    assert set(SUCCESS.values()) | {"error"} <= set(SHAPES)
     for schema in SHAPES.values():
         jsonschema.Draft202012Validator.check_schema(schema)
 
@@ -76,9 +76,34 @@ def test_every_command_has_help_with_an_example():
 
 #: Extra arguments a command needs to reach its contract (dlq show takes a key).
 ARGS = {("dlq", "show"): ["123"], ("dlq", "mark"): ["--status", "rejected"]}
-#: Commands that arrived with issues 18/19 (report, schema, init, export/import odcs) and
-#: have no --json yet: the known gap, listed so that a new command without --json fails.
-NO_JSON_YET = {("report",), ("schema",), ("init",), ("export", "odcs"), ("import", "odcs")}
+
+#: The documented shape of each command's --json on success, and the test that checks it
+#: against real output (below; serve's needs a PostgreSQL server: tests/engines/test_serve.py).
+SUCCESS = {
+    ("validate",): "validate",
+    ("compile",): "compile",
+    ("run",): "run",
+    ("demo",): "run",
+    ("watch",): "run",
+    ("facts", "latest"): "facts",
+    ("facts", "trend"): "facts",
+    ("facts", "attention"): "facts",
+    ("facts", "ledger"): "ledger",
+    ("dlq", "list"): "dlq_list",
+    ("dlq", "summary"): "dlq_summary",
+    ("dlq", "ledger"): "ledger",
+    ("dlq", "show"): "dlq_show",
+    ("dlq", "fix"): "dlq_action",
+    ("dlq", "mark"): "dlq_action",
+    ("dlq", "recycle"): "dlq_recycle",
+    ("report",): "report",
+    ("snapshot",): "snapshot",
+    ("serve",): "serve",
+    ("schema",): "schema",
+    ("init",): "init",
+    ("export", "odcs"): "export_odcs",
+    ("import", "odcs"): "import_odcs",
+}
 
 
 def has_json(path: tuple[str, ...]) -> bool:
@@ -88,24 +113,43 @@ def has_json(path: tuple[str, ...]) -> bool:
     return any("--json" in p.opts for p in cmd.params)
 
 
-def test_every_command_has_json_but_the_listed_gap():
-    assert {p for p in leaf_commands() if not has_json(p)} == NO_JSON_YET
+def test_every_command_has_json_and_a_documented_shape():
+    assert [p for p in leaf_commands() if not has_json(p)] == []
+    assert set(leaf_commands()) == set(SUCCESS), "a command without a documented --json shape"
+
+
+def error_args(path: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Arguments that make ``path`` fail with a usage or contract error (exit 2)."""
+    missing = str(tmp_path / "no_such_contract.yml")
+    if path == ("schema",):  # no contract to miss: an --out it cannot write
+        (tmp_path / "a_file").write_text("")
+        return ["--out", str(tmp_path / "a_file" / "schema.json")]
+    if path == ("init",):  # data that is not there
+        return ["feed", "--from", str(tmp_path / "none" / "*.csv"), "--out", missing]
+    return [missing, *ARGS.get(path, [])]
 
 
 def test_every_command_prints_the_error_document_with_json(tmp_path):
-    missing = str(tmp_path / "no_such_contract.yml")
     seen = []
-    for path in [p for p in leaf_commands() if has_json(p)]:
+    for path in leaf_commands():
         if path == ("demo",):  # no contract to miss: a bad option, through the entry point
             r = run_cli("demo", "--dir", str(tmp_path / "d"), "--lines", "5", "--json")
             code, out, err = r.returncode, r.stdout, r.stderr
         else:
-            code, out, err = invoke(*path, missing, *ARGS.get(path, []), "--json")
+            code, out, err = invoke(*path, *error_args(path, tmp_path), "--json")
         doc = valid(json.loads(out), "error")
         assert code == doc["exit_code"] == 2, (path, out, err)
         assert "error:" in err and "Traceback" not in err
         seen.append(path)
-    assert ("facts", "ledger") in seen and ("dlq", "summary") in seen
+    assert set(seen) == set(SUCCESS)
+    assert not (tmp_path / "no_such_contract.yml").exists()  # init wrote no draft
+
+
+def test_an_out_file_that_cannot_be_written_is_exit_2_naming_the_option(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    code, out, err = invoke("schema", "--out", str(tmp_path / "a_file" / "s.json"), "--json")
+    (entry,) = valid(json.loads(out), "error")["errors"]
+    assert code == 2 and entry["path"] == "--out" and "a folder on its path is a file" in err
 
 
 def test_click_usage_errors_are_the_same_document(tmp_path):
@@ -181,3 +225,74 @@ def test_demo_and_watch_json(tmp_path):
     assert r.returncode == 0, r.stderr
     (line,) = r.stdout.splitlines()
     valid(json.loads(line), "run")
+
+
+# -- the commands that write a file (issues 18/19) ---------------------------------------
+
+
+def test_report_and_snapshot_json(orders, tmp_path):
+    code, out, err = invoke("report", orders, "--out", str(tmp_path / "r.html"), "--json")
+    assert code == 0, err
+    doc = valid(json.loads(out), "report")
+    page = tmp_path / "r.html"
+    assert doc["path"] == str(page.resolve()) and doc["bytes"] == page.stat().st_size
+    code, out, err = invoke("snapshot", orders, "--json")
+    assert code == 0, err
+    snap = valid(json.loads(out), "snapshot")
+    # the report names the run it shows: the newest, the one snapshot names too
+    assert (doc["run_id"], doc["logical_date"], doc["run_status"]) == (
+        snap["run_id"],
+        DAY,
+        snap["status"],
+    )
+
+
+def test_schema_json_is_the_schema_file(tmp_path):
+    code, out, _ = invoke("schema", "--json")
+    assert code == 0
+    doc = valid(json.loads(out), "schema")
+    committed = json.loads((REPO / "schema" / "contract.schema.json").read_text("utf-8"))
+    assert doc["out"] is None and doc["schema"] == committed
+    code, out, _ = invoke("schema", "--out", str(tmp_path / "s" / "c.json"), "--json")
+    written = json.loads((tmp_path / "s" / "c.json").read_text("utf-8"))
+    assert code == 0 and valid(json.loads(out), "schema")["schema"] == written == committed
+
+
+def test_export_and_import_odcs_json(orders, tmp_path):
+    import yaml
+
+    odcs = tmp_path / "odcs.yaml"
+    code, out, err = invoke("export", "odcs", orders, "--out", str(odcs), "--json")
+    assert code == 0, err
+    exported = valid(json.loads(out), "export_odcs")
+    assert exported["odcs"] == yaml.safe_load(odcs.read_text("utf-8"))
+    assert Path(exported["out"]).resolve() == odcs
+    code, out, err = invoke("import", "odcs", str(odcs), "--json")
+    assert code == 0, err
+    imported = valid(json.loads(out), "import_odcs")
+    assert imported["out"] is None and imported["notes"] == []
+    assert imported["contract"]["name"] == "orders"
+    assert set(imported["contract"]["source"]["columns"]) == {"oid", "cid", "amt", "ots"}
+    # a document with parts sluicegate cannot carry: the same notes in JSON and on stderr
+    foreign = REPO / "tests/data/odcs/payments.odcs.yaml"
+    code, out, err = invoke("import", "odcs", str(foreign), "--json")
+    notes = valid(json.loads(out), "import_odcs")["notes"]
+    assert code == 0 and len(notes) > 5
+    assert [ln.removeprefix("warning: ") for ln in err.splitlines()] == notes
+
+
+def test_init_json_reports_the_trial_run(tmp_path):
+    data = tmp_path / "orders.json"
+    lines = (REPO / "examples/orders/data/orders.json").read_text("utf-8").splitlines()
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out_file = tmp_path / "draft" / "orders_draft.yml"
+    code, out, err = invoke(
+        "init", "orders_draft", "--from", str(data), "--out", str(out_file), "--json"
+    )
+    assert code == 0, err
+    doc = valid(json.loads(out), "init")
+    assert Path(doc["file"]).resolve() == out_file and out_file.is_file()
+    led = doc["trial"]["ledger"]
+    raw = sum(1 for ln in lines if ln.strip())  # an independent count of the records
+    assert led["raw"] == raw == led["clean"] + led["quarantined"] + led["duplicates"]
+    assert doc["trial"]["quarantine_share"] == pytest.approx(led["quarantined"] / raw)

@@ -26,6 +26,7 @@ import pytest
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.datagen.retail import generate
 from sluicegate.run.pipeline import run_contract
+from tests.cli.test_cli_json_shapes import valid
 from tests.conftest import run_cli
 from tests.engines.test_model_retail import CONTRACT
 from tests.servers.postgres import PostgresServer, free_port
@@ -292,7 +293,7 @@ def test_wrong_password_fails_the_fact_never_prints_it_and_serve_loads_later(
     s = cli(root, "serve", "contract.yml", "--var", f"root={data}", "--var", f"pg_url={url}",
             "--json", password=pg_server.password)  # fmt: skip
     assert s.returncode == 0
-    doc = json.loads(s.stdout)
+    doc = valid(json.loads(s.stdout), "serve")  # the shape docs/cli.md documents
     assert sum(t["written"] + t["deleted"] for t in doc["targets"][0]["tables"]) == 0
     assert xmins(pg_server, db) == before
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..contract.models import IDENT, ColumnSpec
 from ..errors import UsageError
@@ -65,6 +66,10 @@ class InitResult:
     key: str | None
     trial: str  # the trial run's ledger, one line
     status: str
+    #: the trial run's ledger counts (raw, clean, quarantined, duplicates, …) and the
+    #: quarantined share the gate's bands were drawn from: ``init --json`` prints them
+    ledger: dict[str, Any] = field(default_factory=dict)
+    quarantine_share: float = 0.0
 
 
 def init_contract(
@@ -103,7 +108,7 @@ def init_contract(
     draft.warehouse = f"./{name}.duckdb"
     draft.file = out_path.name
     out_path.write_text(render(draft), encoding="utf-8")
-    status, trial, share = _trial_run(out_path)
+    status, trial, share, ledger = _trial_run(out_path)
     draft.gate = gate_bands(share)
     draft.gate_evidence = (
         f"the draft quarantines {pct(round(share * 10**6), 10**6)} of this sample: "
@@ -115,7 +120,14 @@ def init_contract(
     load_contract(out_path)  # the written draft validates (bands only moved up: same run)
     status = "warn" if share > draft.gate[0] else "pass"
     return InitResult(
-        out_path, len(draft.source.columns), len(draft.rules), draft.key, trial, status
+        out_path,
+        len(draft.source.columns),
+        len(draft.rules),
+        draft.key,
+        trial,
+        status,
+        {k: v for k, v in ledger.items() if isinstance(v, int) and not isinstance(v, bool)},
+        share,
     )
 
 
@@ -294,8 +306,9 @@ def _key_evidence(p: ColumnProfile) -> str:
     )
 
 
-def _trial_run(contract: Path) -> tuple[str, str, float]:
-    """Validate and run the draft on its data in a scratch warehouse; (status, ledger, share)."""
+def _trial_run(contract: Path) -> tuple[str, str, float, dict[str, Any]]:
+    """Validate and run the draft on its data in a scratch warehouse; (status, ledger line,
+    share, ledger)."""
     from ..compile.contract_check import load_contract
     from ..run.pipeline import run_contract
 
@@ -311,4 +324,4 @@ def _trial_run(contract: Path) -> tuple[str, str, float]:
         f"raw {n(raw)} = clean {n(led['clean'])} + quarantined {n(led['quarantined'])} "
         f"+ duplicates {n(led['duplicates'])}"
     )
-    return result.status, line, share
+    return result.status, line, share, led

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT, examples, handled
+from .common import CONTEXT, examples, handled, json_option, parse_vars, write_out
 from .console import CliConsole
+from .present import emit_json, norm_path
 
 
 def _references(values: tuple[str, ...]) -> dict[str, str]:
@@ -48,6 +49,7 @@ def _references(values: tuple[str, ...]) -> dict[str, str]:
     help="The data's format (default: from the file extension).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@json_option('Print {"status", "file", "columns", "rules", "trial", …} as JSON.')
 @handled
 def init_cmd(
     name: str,
@@ -56,26 +58,45 @@ def init_cmd(
     out: str | None,
     fmt: str | None,
     force: bool,
+    as_json: bool = False,
 ) -> None:
     """Draft a contract NAME.yml from data: profile it on the embedded engine, declare
     its columns, suggest rules, a dedupe key and foreign keys — each with its evidence in
     a comment — then validate the draft and run it once on the data (scratch warehouse).
 
     \b
-    Example:
+    Examples:
       sluicegate init payments --from data/payments.csv --reference merchants=data/merchants.csv
+      sluicegate init payments --from 'landing/*.json' --out contracts/payments.yml --json
     """
     from ..authoring.init import init_contract
 
     con = CliConsole()
+    if out is not None:  # an unwritable --out is exit 2 before the data is profiled
+        write_out(out, None)
     r = init_contract(
         name, source, references=_references(references), out=out, fmt=fmt, force=force
     )
-    import os
-
+    shown = norm_path(r.path)
+    if as_json:
+        emit_json(
+            {
+                "status": "ok",
+                "contract": name,
+                "file": shown,
+                "columns": r.columns,
+                "rules": r.rules,
+                "dedupe_key": r.key,
+                "trial": {
+                    "status": r.status,
+                    "ledger": r.ledger,
+                    "quarantine_share": r.quarantine_share,
+                },
+                "next": f"sluicegate run {shown}",
+            }
+        )
+        return
     key = f", dedupe key {r.key}" if r.key else ""
-    shown = os.path.relpath(r.path)
-    shown = str(r.path) if shown.startswith("..") else shown
     con.line(f"wrote {shown}: {r.columns} columns, {r.rules} suggested rules{key}")
     con.line(f"trial run on the data: {r.trial}; gate {r.status.upper()}")
     con.line(f"next: review the comments, then  sluicegate run {shown}")
@@ -101,29 +122,35 @@ def export_group() -> None:
     metavar="KEY=VALUE",
     help="Set a contract variable (for validation; tokens are exported as written).",
 )
+@json_option('Print {"status", "contract", "out", "odcs"} as JSON (the document as an object).')
 @handled
 @examples(
-    "sluicegate export odcs contract.yml", "sluicegate export odcs contract.yml --out odcs.yaml"
+    "sluicegate export odcs contract.yml",
+    "sluicegate export odcs contract.yml --out odcs.yaml",
+    "sluicegate export odcs contract.yml --json | jq .odcs.schema",
 )
-def export_odcs_cmd(contract: str, out: str | None, variables: tuple[str, ...]) -> None:
+def export_odcs_cmd(
+    contract: str, out: str | None, variables: tuple[str, ...], as_json: bool = False
+) -> None:
     """Export CONTRACT as an Open Data Contract Standard (v3) document.
 
     Columns, types, required, owner, freshness and rules (as SQL checks) use ODCS's own
     fields; what ODCS cannot carry (gate, dedupe, outputs, model, formats…) goes into
     customProperties named sluicegate.*, so `import odcs` gives the contract back.
     """
-    from pathlib import Path
+    import yaml  # the ODCS models' own YAML reader (safe_load), for the JSON form
 
     from ..interop.odcs_export import export_odcs
-    from .common import parse_vars
 
     text = export_odcs(contract, parse_vars(variables))
-    if out is None:
+    written = None if out is None else write_out(out, text)
+    if as_json:
+        doc = yaml.safe_load(text)
+        emit_json({"status": "ok", "contract": norm_path(contract), "out": written, "odcs": doc})
+    elif written is None:
         click.echo(text, nl=False)
-        return
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(text, encoding="utf-8")
-    CliConsole().line(f"wrote {out}")
+    else:
+        CliConsole().line(f"wrote {written}")
 
 
 @click.group("import", context_settings=CONTEXT)
@@ -137,7 +164,7 @@ def import_group() -> None:
 
 
 @import_group.command("odcs", context_settings=CONTEXT)
-@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--out", type=click.Path(dir_okay=False), help="Write the contract to FILE (default: stdout)."
 )
@@ -148,9 +175,15 @@ def import_group() -> None:
     help="The schema object to read as the feed (default: the first).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file.")
+@json_option('Print {"status", "file", "out", "notes", "contract"} as JSON.')
 @handled
-@examples("sluicegate import odcs odcs.yaml --out contract.yml")
-def import_odcs_cmd(file: str, out: str | None, source: str | None, force: bool) -> None:
+@examples(
+    "sluicegate import odcs odcs.yaml --out contract.yml",
+    "sluicegate import odcs odcs.yaml --json | jq -r '.notes[]'",
+)
+def import_odcs_cmd(
+    file: str, out: str | None, source: str | None, force: bool, as_json: bool = False
+) -> None:
     """Import an Open Data Contract Standard (v3) FILE as a sluicegate contract.
 
     Every part of the document that has no sluicegate equivalent is listed on stderr and
@@ -163,14 +196,23 @@ def import_odcs_cmd(file: str, out: str | None, source: str | None, force: bool)
 
     imported = import_odcs(file, source)
     text = imported.to_yaml(Path(file).name)
-    con = CliConsole()
-    for note in imported.notes:
-        con.notice(note)
-    if out is None:
-        click.echo(text, nl=False)
-        return
-    if Path(out).exists() and not force:
+    if out is not None and Path(out).exists() and not force:
         raise UsageError(f"{out} exists", hint="pass --force to overwrite it")
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(text, encoding="utf-8")
-    con.line(f"wrote {out} ({len(imported.notes)} parts not imported, listed at its top)")
+    con = CliConsole()
+    for note in imported.notes:  # the one warning channel, with or without --json
+        con.warning(note)
+    written = None if out is None else write_out(out, text)
+    if as_json:
+        emit_json(
+            {
+                "status": "ok",
+                "file": norm_path(file),
+                "out": written,
+                "notes": imported.notes,
+                "contract": imported.contract,
+            }
+        )
+    elif written is None:
+        click.echo(text, nl=False)
+    else:
+        con.line(f"wrote {written} ({len(imported.notes)} parts not imported, listed at its top)")

@@ -147,6 +147,32 @@ def examples(*lines: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return deco
 
 
+def write_out(out: str, text: str | None) -> str:
+    """Write a command's ``--out`` FILE, folders created (``text=None``: only check that it
+    can be written there). A path that cannot be written is a usage error (exit 2) naming
+    the option, not an internal error. Returns the path as people read it."""
+    from pathlib import Path
+
+    from .present import norm_path
+
+    path = Path(out)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            why = "a folder on its path is a file"
+        err = UsageError(
+            f"--out {out}: cannot write it ({why})",
+            hint="pass --out with a file path in a writable folder",
+        )
+        err.option = "--out"  # the JSON error document's ``path``: the option at fault
+        raise err from None
+    return norm_path(path)
+
+
 def parse_vars(values: tuple[str, ...]) -> dict[str, str]:
     """``--var KEY=VALUE`` options as a dict (a malformed one is a usage error, exit 2)."""
     out = {}

@@ -9,8 +9,10 @@ from .common import (
     contract_argument,
     examples,
     handled,
+    json_option,
     logical_date_option,
     parse_vars,
+    run_option,
     var_option,
 )
 from .console import CliConsole
@@ -34,11 +36,16 @@ TREND_RUNS = 90
     show_default=True,
     help="Trend plots show the last N runs of every governed check.",
 )
-@click.option("--run", "run_id", metavar="RUN_ID", help="Report this run (default: the newest).")
+@run_option("Report this run (default: the newest).")
 @var_option()
 @logical_date_option()
+@json_option('Print {"status", "path", "run_id", …} as JSON (the page is still written).')
 @handled
-@examples("sluicegate report contract.yml", "sluicegate report contract.yml --date 2024-01-31")
+@examples(
+    "sluicegate report contract.yml",
+    "sluicegate report contract.yml --date 2024-01-31 --out quality.html",
+    "sluicegate report contract.yml --json | jq -r .path",
+)
 def report_cmd(
     contract: str,
     out: str | None,
@@ -46,6 +53,7 @@ def report_cmd(
     run_id: str | None,
     variables: tuple[str, ...],
     logical_date: str | None,
+    as_json: bool = False,
 ) -> None:
     """Write one self-contained HTML report of CONTRACT's newest run (or --run ID).
 
@@ -56,8 +64,33 @@ def report_cmd(
     (no script, style or font is fetched); it reads the warehouse's governed tables, so a
     DuckDB or a Spark warehouse gives the same page.
     """
-    from ..api import load, report
+    from pathlib import Path
+
+    from ..api import load
+    from ..report.build import build_report
+    from .common import write_out
+    from .present import emit_json, norm_path
 
     loaded = load(contract, vars=parse_vars(variables), logical_date=logical_date)
-    path = report(loaded, out=out, runs=runs, run_id=run_id)
-    CliConsole().line(f"report: {path}")
+    if out is not None:  # an unwritable --out is exit 2 before the warehouse is read
+        write_out(out, None)
+    path, data = build_report(
+        loaded, out=None if out is None else Path(out), runs=runs, run_id=run_id
+    )
+    if as_json:
+        m = data.metrics
+        emit_json(
+            {
+                "status": "ok",
+                "contract": data.contract,
+                "path": str(path),
+                "bytes": path.stat().st_size,
+                "run_id": m.get("run_id"),
+                "logical_date": m.get("logical_date"),
+                "run_status": m.get("status"),
+                "runs_in_trend": data.runs_in_trend,
+            },
+            loaded.redactor,
+        )
+        return
+    CliConsole().line(f"report: {norm_path(path)}")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 import click
 
-from .common import CONTEXT, examples, handled
+from .common import CONTEXT, examples, handled, json_option, write_out
 from .console import CliConsole
+from .present import emit_json
 
 
 @click.command("schema", context_settings=CONTEXT)
@@ -17,9 +18,14 @@ from .console import CliConsole
     type=click.Path(dir_okay=False),
     help="Write the schema to FILE instead of stdout.",
 )
+@json_option('Print {"status", "out", "schema"} as JSON (the schema as an object).')
 @handled
-@examples("sluicegate schema", "sluicegate schema --out contract.schema.json")
-def schema_cmd(out: str | None) -> None:
+@examples(
+    "sluicegate schema",
+    "sluicegate schema --out contract.schema.json",
+    "sluicegate schema --json | jq '.schema.required'",
+)
+def schema_cmd(out: str | None, as_json: bool) -> None:
     """Print the JSON Schema of a contract file (draft 2020-12), generated from the models.
 
     \b
@@ -31,9 +37,10 @@ def schema_cmd(out: str | None) -> None:
     from ..contract.schema_export import render_schema
 
     text = render_schema()
-    if out is None:
+    written = None if out is None else write_out(out, text)
+    if as_json:
+        emit_json({"status": "ok", "out": written, "schema": json.loads(text)})
+    elif written is None:
         click.echo(text, nl=False)
-        return
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(text, encoding="utf-8")
-    CliConsole().line(f"wrote {out}")
+    else:
+        CliConsole().line(f"wrote {written}")

@@ -4,7 +4,6 @@ demand (after a target was down, or to load an older run's date again)."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -22,6 +21,7 @@ from .common import (
     var_option,
 )
 from .console import CliConsole
+from .present import emit_json
 
 
 @click.command("serve", context_settings=CONTEXT)
@@ -76,8 +76,7 @@ def serve_cmd(
     )
     failed = [r for r in results if r.status != "pass"]
     if as_json:
-        doc = {"run_id": served_run, "targets": [r.as_dict() for r in results]}
-        click.echo(redact_secrets(json.dumps(doc, indent=2, default=str)))
+        emit_json({"run_id": served_run, "targets": [r.as_dict() for r in results]})
     else:
         con = CliConsole()
         rows = []

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..errors import UsageError
 from .common import CONTEXT, contract_argument, engine_option, examples, json_option, var_option
 from .common import handled as _handled
-from .common import jsonable as _jsonable
 from .common import parse_vars as _vars
 from .console import CliConsole
+from .present import emit_json, norm_path
 
 
 @click.command("snapshot", context_settings=CONTEXT)
@@ -51,11 +49,13 @@ def snapshot_cmd(
     if snap is None:
         what = f"run {run_id}" if run_id else "published run"
         raise UsageError(
-            f"no {what} of {c.name} in {Workspace(loaded).warehouse}",
-            hint="run the contract first: sluicegate run CONTRACT",
+            f"no {what} of {c.name} in {norm_path(Workspace(loaded).warehouse)}",
+            hint="list the runs with: sluicegate facts ledger CONTRACT"
+            if run_id
+            else "run the contract first: sluicegate run CONTRACT",
         )
     if as_json:
-        click.echo(json.dumps(snap, default=_jsonable, sort_keys=True))
+        emit_json(snap, loaded.redactor)
         return
     con = CliConsole()
     con.line(

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 
 from ..contract.coltypes import UnknownTypeError, parse_type
-from ..errors import UsageError
+from ..contract.suggest import closest
+from ..errors import UnknownNameError, UsageError
 from .odcs_common import custom_of as _custom  # short names: used on every node
 from .odcs_common import ident as _ident
 from .odcs_export import PREFIX
@@ -156,10 +157,13 @@ def from_odcs(data: dict[str, Any], source: str | None = None) -> Imported:
     if source is None:
         source = next((n for n, r in roles.items() if r == "source"), objects[0].get("name"))
     src_obj = next((o for o in objects if o.get("name") == source), None)
-    if src_obj is None:
-        raise UsageError(
-            f"no schema object '{source}' in the document",
-            hint="choose one of: " + ", ".join(str(o.get("name")) for o in objects),
+    if src_obj is None:  # --source: a typo is exit 2 with the closest name
+        raise UnknownNameError(
+            "--source",
+            str(source),
+            [str(o.get("name")) for o in objects],
+            what="schema object in the document",
+            suggestion=closest(str(source), [str(o.get("name")) for o in objects]),
         )
     name = top.get("name") or _ident(str(data.get("name") or data.get("id") or source))
     contract: dict[str, Any] = {"name": name}

@@ -152,11 +152,24 @@ def write_report(
 ) -> Path:
     """Collect, render and write the report (default :func:`default_path`); returns its
     absolute path."""
+    return build_report(loaded, out=out, runs=runs, run_id=run_id)[0]
+
+
+def build_report(
+    loaded: LoadedContract,
+    *,
+    out: Path | None = None,
+    runs: int = DEFAULT_RUNS,
+    run_id: str | None = None,
+) -> tuple[Path, ReportData]:
+    """:func:`write_report`, also returning what the page shows (``report --json`` names
+    the run it reported, which the caller may not have asked for by id)."""
     path = out or default_path(loaded)
     metrics_dir = Workspace(loaded).contract_runs_dir
-    html = render(collect(loaded, runs=runs, run_id=run_id, metrics_dir=metrics_dir), loaded)
+    data = collect(loaded, runs=runs, run_id=run_id, metrics_dir=metrics_dir)
+    html = render(data, loaded)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(path)  # a reader never sees half a page
-    return path.resolve()  # absolute: alerts and orchestrators hand it on
+    return path.resolve(), data  # absolute: alerts and orchestrators hand it on

@@ -7,6 +7,7 @@ read-only, or the Spark warehouse's tables), asks only for tables sluicegate pub
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,7 +19,10 @@ from ..workspace import Access, Workspace, open_engine_for
 
 
 def warehouse_of(loaded: LoadedContract) -> str:
-    return str(Workspace(loaded).warehouse)
+    """The warehouse as messages name it: a local path normalised (``data/../wh.duckdb``
+    reads ``wh.duckdb``), a URL as written."""
+    where = str(Workspace(loaded).warehouse)
+    return where if "://" in where else os.path.normpath(where)
 
 
 @contextmanager
