@@ -279,6 +279,10 @@ def test_export_and_import_odcs_json(orders, tmp_path):
     notes = valid(json.loads(out), "import_odcs")["notes"]
     assert code == 0 and len(notes) > 5
     assert [ln.removeprefix("warning: ") for ln in err.splitlines()] == notes
+    # the schema object to read is a name argument: a typo is exit 2 with the closest one
+    code, out, _ = invoke("import", "odcs", str(foreign), "--source", "paymnts", "--json")
+    (entry,) = valid(json.loads(out), "error")["errors"]
+    assert code == 2 and (entry["path"], entry["suggestion"]) == ("--source", "payments")
 
 
 def test_init_json_reports_the_trial_run(tmp_path):
