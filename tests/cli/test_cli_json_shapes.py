@@ -245,6 +245,12 @@ def test_report_and_snapshot_json(orders, tmp_path):
         DAY,
         snap["status"],
     )
+    # --run is a name argument too: a mistyped id is exit 2 with the id it was meant to be
+    for cmd in ("report", "snapshot"):
+        code, out, err = invoke(cmd, orders, "--run", snap["run_id"][:-1], "--json")
+        (entry,) = valid(json.loads(out), "error")["errors"]
+        assert code == 2 and (entry["path"], entry["suggestion"]) == ("--run", snap["run_id"])
+        assert f"did you mean '{snap['run_id']}'" in err
 
 
 def test_schema_json_is_the_schema_file(tmp_path):

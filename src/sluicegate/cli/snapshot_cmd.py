@@ -35,6 +35,7 @@ def snapshot_cmd(
     A DuckDB-file warehouse publishes all tables in one transaction and lists none.
     """
     from ..compile.contract_check import load_contract
+    from ..report.reader import unknown_run
     from ..run.snapshot import read_snapshot
     from ..workspace import Access, Workspace, open_engine_for
 
@@ -44,6 +45,9 @@ def snapshot_cmd(
     eng = open_engine_for(loaded, Access.READ, engine=engine)
     try:
         snap = read_snapshot(eng, c.name, run_id)
+        if snap is None and run_id is not None:
+            where = norm_path(Workspace(loaded).warehouse)
+            raise unknown_run(eng, c.name, run_id, f"no run {run_id} of {c.name} in {where}")
     finally:
         eng.close()
     if snap is None:

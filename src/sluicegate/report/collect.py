@@ -21,7 +21,7 @@ from ..compile.render import col, ident, lit
 from ..contract.loader import LoadedContract
 from ..engines import Engine
 from ..errors import UsageError
-from .reader import open_warehouse, warehouse_of
+from .reader import open_warehouse, unknown_run, warehouse_of
 
 #: DLQ rows shown with their reasons (the newest first).
 SAMPLE_ROWS = 10
@@ -185,6 +185,13 @@ def collect(
             committed is None or str(latest.get("started_at")) > str(committed.get("started_at"))
         ):
             metrics = latest  # a newer run that published nothing (ledger violation)
+        if metrics is None and run_id is not None:
+            raise unknown_run(
+                eng,
+                c.name,
+                run_id,
+                f"the warehouse {warehouse_of(loaded)} has no record of run {run_id} of '{c.name}'",
+            )
         if metrics is None:
             what = f"run {run_id}" if run_id else "any run"
             raise UsageError(

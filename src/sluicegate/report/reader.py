@@ -25,6 +25,41 @@ def warehouse_of(loaded: LoadedContract) -> str:
     return where if "://" in where else os.path.normpath(where)
 
 
+def recent_runs(eng: Engine, contract: str, limit: int = 200) -> list[str]:
+    """The contract's run ids in the warehouse's run records, newest first."""
+    from sqlglot import exp
+
+    from ..compile.facts import RUNS_TABLE
+    from ..compile.render import col, lit
+
+    if not eng.table_exists(RUNS_TABLE):
+        return []
+    q = (
+        exp.select(col("run_id"))
+        .from_(exp.to_table(RUNS_TABLE))
+        .where(exp.EQ(this=col("contract"), expression=lit(contract)))
+        .order_by(exp.Ordered(this=col("started_at"), desc=True))
+        .limit(limit)
+    )
+    return [str(r[0]) for r in eng.fetch(q)]
+
+
+def unknown_run(eng: Engine, contract: str, run_id: str, message: str) -> UsageError:
+    """The error for a run id the warehouse does not know: ``message``, the closest id
+    (a did-you-mean, also the JSON error's ``suggestion``) and the newest ids to choose from."""
+    from ..contract.suggest import closest
+
+    ids = recent_runs(eng, contract)
+    near = closest(run_id, ids)
+    err = UsageError(
+        message + (f" (did you mean '{near}'?)" if near else ""),
+        hint=f"newest runs: {', '.join(ids[:5])}" if ids else "run the contract first",
+    )
+    err.suggestion = near  # type: ignore[attr-defined]
+    err.option = "--run"  # type: ignore[attr-defined]
+    return err
+
+
 @contextmanager
 def open_warehouse(
     loaded: LoadedContract, *, access: Access = Access.READ, engine_name: str | None = None

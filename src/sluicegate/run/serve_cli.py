@@ -15,6 +15,7 @@ from ..compile.facts import RUNS_TABLE
 from ..compile.render import col, lit
 from ..contract.loader import LoadedContract
 from ..errors import UsageError
+from ..report.reader import unknown_run
 from ..serve import TargetResult, serve
 from ..workspace import Access, Workspace, open_engine_for
 from .serve_step import record_serve_facts
@@ -60,11 +61,12 @@ def _run_of(eng: Any, loaded: LoadedContract, run_id: str | None) -> tuple[str, 
         if run_id:
             q = q.where(exp.EQ(this=col("run_id"), expression=lit(run_id)))
         rows = eng.fetch(q.order_by(exp.Ordered(this=col("published_at"), desc=True)).limit(1))
+        if not rows and run_id:
+            name = loaded.contract.name
+            raise unknown_run(eng, name, run_id, f"no published run '{run_id}' of '{name}'")
     if not rows:
         raise UsageError(
-            f"no published run '{run_id}' of contract '{loaded.contract.name}'"
-            if run_id
-            else f"no published run of contract '{loaded.contract.name}'",
-            hint="`sluicegate facts CONTRACT latest` shows the runs the warehouse has",
+            f"no published run of contract '{loaded.contract.name}'",
+            hint="`sluicegate facts ledger CONTRACT` lists the runs the warehouse has",
         )
     return str(rows[0][0]), str(rows[0][1])

@@ -249,6 +249,6 @@ def _forced_dates(engine: Engine, loaded: LoadedContract, run_id: str | None) ->
     if not rows:
         raise ServeError(
             f"no run '{run_id}' in the warehouse",
-            hint="`sluicegate facts CONTRACT latest` lists the published runs",
+            hint="`sluicegate facts ledger CONTRACT` lists the published runs",
         )
     return [str(rows[0][0])]
