@@ -62,14 +62,17 @@ def test_the_doc_publishes_a_valid_schema_for_every_shape():
         jsonschema.Draft202012Validator.check_schema(schema)
 
 
-def test_every_command_has_help_with_an_example():
+def test_every_command_has_help_with_an_example_that_fits_80_columns():
     groups = [()] + [(n,) for n, c in cli.commands.items() if isinstance(c, click.Group)]
     for path in [*groups, *leaf_commands()]:
-        code, out, _err = invoke(*path, "--help")
+        r = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80)
+        code, out = r.exit_code, r.stdout
         assert code == 0, path
         assert "Example" in out and f"sluicegate {' '.join(path)}".strip() in out, (
             f"`sluicegate {' '.join(path)} --help` shows no example"
         )
+        wide = [ln for ln in out.splitlines() if len(ln) > 80]  # \b blocks are not rewrapped
+        assert not wide, (path, wide)
 
 
 # -- errors ------------------------------------------------------------------------------

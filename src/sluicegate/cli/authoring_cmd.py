@@ -66,8 +66,9 @@ def init_cmd(
 
     \b
     Examples:
-      sluicegate init payments --from data/payments.csv --reference merchants=data/merchants.csv
-      sluicegate init payments --from 'landing/*.json' --out contracts/payments.yml --json
+      sluicegate init payments --from data/payments.csv \\
+          --reference merchants=data/merchants.csv
+      sluicegate init payments --from 'landing/*.json' --out c/payments.yml --json
     """
     from ..authoring.init import init_contract
 

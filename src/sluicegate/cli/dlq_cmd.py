@@ -114,7 +114,7 @@ def dlq() -> None:
       sluicegate dlq list contract.yml --status quarantined --date 2024-01-31
       sluicegate dlq show contract.yml KEY
       sluicegate dlq fix contract.yml KEY --set amt=5
-      sluicegate dlq fix contract.yml --where "_reason = 'unknown_customer'" --set cid=10
+      sluicegate dlq fix c.yml --where "_reason = 'unknown_customer'" --set cid=10
       sluicegate dlq mark contract.yml KEY --status rejected
       sluicegate dlq recycle contract.yml
       sluicegate dlq ledger contract.yml
@@ -171,7 +171,8 @@ def _filters(
 @_filtering_command
 @examples(
     "sluicegate dlq list contract.yml",
-    "sluicegate dlq list contract.yml --date 2024-01-31 --reason unknown_customer --limit 0",
+    "sluicegate dlq list contract.yml --date 2024-01-31 --reason unknown_customer",
+    "sluicegate dlq list contract.yml --limit 0 --json",
     "sluicegate dlq list contract.yml --status fixed --json",
 )
 def list_cmd(
@@ -376,7 +377,7 @@ def _report_action(loaded: Any, result: Any, as_json: bool, contract: str) -> No
 @_warehouse_command
 @examples(
     "sluicegate dlq fix contract.yml 7215893321 --set amt=5 --by alice",
-    "sluicegate dlq fix contract.yml --where \"_reason = 'unknown_customer'\" --set cid=10",
+    "sluicegate dlq fix c.yml --where \"_reason = 'unknown_customer'\" --set cid=10",
 )
 def fix(
     loaded: LoadedContract,

@@ -219,7 +219,7 @@ def trend(loaded: Any, **kw: Any) -> None:
 @_reader_command
 @examples(
     "sluicegate facts attention contract.yml",
-    "sluicegate facts attention contract.yml --fail-on warn --json  # exit 1 on warn or fail",
+    "sluicegate facts attention contract.yml --fail-on warn --json",
 )
 def attention(loaded: Any, fail_on: str | None, **kw: Any) -> None:
     """Warn/fail facts of CONTRACT with owner, thresholds and metric, and the DLQ rows

@@ -55,14 +55,13 @@ def cli(debug: bool = False) -> None:
 
     \b
     Examples (start here):
-      sluicegate demo                          generate a hostile sample and run it
-      sluicegate validate contract.yml         check a contract (exit 2 on any problem)
-      sluicegate run contract.yml              run it; --json prints the run metrics
-      sluicegate compile contract.yml -d spark print the SQL a run executes
+      sluicegate demo                        generate a hostile sample, run it
+      sluicegate validate contract.yml       check a contract (exit 2 if bad)
+      sluicegate run contract.yml            run it; --json prints the run metrics
+      sluicegate compile contract.yml -d spark   the SQL a run executes
 
-    \b
-    Every command takes --help (with examples) and --json (one JSON document on stdout,
-    errors included: docs/cli.md). Warnings go to stderr as "warning: …".
+    Every command takes --help (with examples) and --json (one JSON document on
+    stdout, errors included: docs/cli.md). Warnings go to stderr as "warning: …".
 
     Exit codes: 0 pass (warn prints a warning), 1 gate failed, 2 contract/usage error,
     3 ledger violation, 4 upstream not ready, 5 another run holds the lock, 6 a serve
@@ -217,9 +216,10 @@ def run(
     """Run CONTRACT once: bind, read, dedupe, route, prove the ledger, gate, publish.
 
     \b
-    Exit codes: 0 pass, 0 + a warning on stderr on warn (1 with --warn-error), 1 gate
-    failed (quarantine and facts are published, clean rows are not), 2 contract error,
-    3 ledger violation (nothing published), 4 upstream not ready, 5 locked by another run.
+    Exit codes: 0 pass, 0 + a warning on stderr on warn (1 with --warn-error),
+    1 gate failed (quarantine and facts are published, clean rows are not),
+    2 contract error, 3 ledger violation (nothing published), 4 upstream not
+    ready, 5 locked by another run.
     """
     from ..api import load
     from ..api import run as api_run

@@ -57,7 +57,6 @@ def report_cmd(
 ) -> None:
     """Write one self-contained HTML report of CONTRACT's newest run (or --run ID).
 
-    \b
     Verdict and ledger, rule failures with owners and the gate's bands, trend plots of
     every governed check, drift, freshness, the input binding, the DLQ by reason and
     status with a sample of rows, and the star schema's counts. The file opens offline

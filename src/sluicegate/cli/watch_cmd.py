@@ -242,7 +242,6 @@ def watch_cmd(
 ) -> None:
     """Poll CONTRACT's landing directory and run a micro-batch whenever files arrive.
 
-    \b
     Each batch processes only files no earlier batch processed — one run with its own
     run id, ledger, gate and facts, committed together with the processed-file ledger, so
     a crash never loses or doubles a file. SIGINT/SIGTERM finish the current batch, then
