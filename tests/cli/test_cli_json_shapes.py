@@ -160,6 +160,11 @@ def test_click_usage_errors_are_the_same_document(tmp_path):
     assert r.returncode == 2
     doc = valid(json.loads(r.stdout), "error")
     assert "--sql" in doc["errors"][0]["message"] and "No such option" in r.stderr
+    # a value an option does not list is a name argument like the others: did-you-mean
+    r = run_cli("facts", "attention", str(tmp_path / "c.yml"), "--fail-on", "wran", "--json")
+    (entry,) = valid(json.loads(r.stdout), "error")["errors"]
+    assert r.returncode == 2 and (entry["path"], entry["suggestion"]) == ("--fail-on", "warn")
+    assert "did you mean 'warn'" in r.stderr
 
 
 # -- success -----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from .common import (
 from .console import CliConsole, render_run_summary, render_verdict
 from .dlq_cmd import dlq
 from .facts_cmd import facts
-from .present import check_dialect, emit_json, error_document, norm_path
+from .present import check_dialect, choice_typo, emit_json, error_document, norm_path
 from .report_cmd import report_cmd
 from .schema_cmd import schema_cmd
 from .serve_cmd import serve_cmd
@@ -403,9 +403,10 @@ def main() -> None:
         if ctx is not None:  # the usage line and where help is, as click shows them
             print(ctx.get_usage(), file=sys.stderr)
             print(f"Try '{ctx.command_path} --help' for help.", file=sys.stderr)
-        CliConsole().error(exc.format_message())
+        typo = choice_typo(exc)  # a bad --engine/--fail-on/… value: did-you-mean
+        CliConsole().error(typo.render() if typo else exc.format_message())
         if "--json" in sys.argv[1:]:
-            emit_json(error_document(None, exit_code=2, message=exc.format_message()))
+            emit_json(error_document(typo, exit_code=2, message=exc.format_message()))
         sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

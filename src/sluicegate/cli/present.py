@@ -213,6 +213,29 @@ def check_name(option: str, value: str | None, known: Iterable[str], *, what: st
         raise UnknownNameError(option, value, names, what=what, suggestion=closest(value, names))
 
 
+def choice_typo(exc: Exception) -> UnknownNameError | None:
+    """A click ``Choice`` option given a value it does not list (``--fail-on wran``) as the
+    same did-you-mean error as every other name argument; None for any other usage error."""
+    import click
+
+    param = getattr(exc, "param", None)
+    if not isinstance(exc, click.BadParameter) or not isinstance(
+        getattr(param, "type", None), click.Choice
+    ):
+        return None
+    found = re.match(r"'(.*)' is not one of", exc.message)
+    if found is None:
+        return None
+    from ..contract.suggest import closest
+
+    choices = [str(c) for c in param.type.choices]  # type: ignore[union-attr]
+    option = max(param.opts, key=len) if param.opts else str(param.name)  # type: ignore[union-attr]
+    value = found.group(1)
+    return UnknownNameError(
+        option, value, choices, what="choice", suggestion=closest(value, choices)
+    )
+
+
 def check_dialect(dialect: str) -> None:
     """``-d/--dialect`` names a sqlglot dialect, or exit 2 with the closest one."""
     from sqlglot.dialects.dialect import Dialects
