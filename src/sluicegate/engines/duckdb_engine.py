@@ -12,7 +12,7 @@ import duckdb
 import xxhash
 from sqlglot import exp
 
-from ..errors import LockedError, SluiceError
+from ..errors import ENVIRONMENT_FAULTS, EnvironmentFailure, LockedError, SluiceError
 from .base import Engine
 from .capabilities import DUCKDB
 
@@ -283,6 +283,11 @@ def _retry_locked(action: Any, warehouse: str, wait_seconds: float) -> Any:
         try:
             return action()
         except duckdb.IOException as exc:
+            if any(fault in str(exc) for fault in ENVIRONMENT_FAULTS):
+                raise EnvironmentFailure(  # one line, like every exit 70
+                    f"internal error: cannot open warehouse {warehouse}: {exc} — nothing was "
+                    "published; free space or make the filesystem writable, then rerun"
+                ) from None
             if "lock" not in str(exc).lower():
                 raise SluiceError(f"cannot open warehouse {warehouse}: {exc}") from None
             if time.monotonic() + delay > deadline:
