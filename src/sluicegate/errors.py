@@ -6,7 +6,9 @@ The CLI maps every :class:`SluiceError` to a message and an exit code in one pla
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from dataclasses import dataclass, field
 
 # Exit codes. Schedulers key on these; they are documented in docs/exit-codes.md.
@@ -156,6 +158,19 @@ class LockedError(SluiceError):
     """Another run of the same contract holds the writer lock."""
 
     exit_code = EXIT_LOCKED
+
+
+class EnvironmentFailure(SluiceError):
+    """The machine broke under a run (disk full, filesystem read-only): exit 70 like a bug,
+    not 2 — the contract is fine and a retry helps once the environment is repaired."""
+
+    exit_code = EXIT_INTERNAL
+
+
+#: strerror texts of the environment faults an engine reports inside its own messages
+ENVIRONMENT_FAULTS = tuple(
+    os.strerror(e) for e in (errno.ENOSPC, errno.EROFS, errno.EIO, errno.EDQUOT)
+)
 
 
 MIN_SECRET_CHARS = 8

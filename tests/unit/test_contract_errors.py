@@ -41,7 +41,7 @@ def problems(text: str, tmp_write, **kw) -> list:
 def test_good_contract_loads_and_resolves_vars(tmp_write):
     loaded = load_contract(tmp_write("c.yml", GOOD), logical_date="2024-03-01")
     assert loaded.contract.source.path == "./data/orders.json"
-    assert loaded.contract.outputs.duplicates == "duplicates"
+    assert loaded.contract.outputs.duplicates == "shop_duplicates"  # the contract's own
     assert loaded.contract.gate.warn_above == 0.01 and loaded.contract.gate.fail_above == 0.05
 
 

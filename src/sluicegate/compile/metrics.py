@@ -10,16 +10,12 @@ from .rules import CompiledRule
 
 
 def _count_if(cond: exp.Expression) -> exp.Expression:
-    return exp.func(
-        "COALESCE",
-        exp.func(
-            "SUM",
-            exp.Case(
-                ifs=[exp.If(this=cond, true=exp.Literal.number(1))], default=exp.Literal.number(0)
-            ),
-        ),
-        exp.Literal.number(0),
+    # built from the node classes: exp.func() looks the name up and deep-copies its
+    # arguments, ~3 ms per call — a second of CPU for a 1,000-rule contract's counts
+    case = exp.Case(
+        ifs=[exp.If(this=cond, true=exp.Literal.number(1))], default=exp.Literal.number(0)
     )
+    return exp.Coalesce(this=exp.Sum(this=case), expressions=[exp.Literal.number(0)])
 
 
 def routed_counts(

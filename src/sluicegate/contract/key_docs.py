@@ -142,7 +142,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "namespace": "For format: iceberg: the catalog namespace of the output tables.",
         "clean": "Table of the rows that passed every rule.",
         "quarantine": "Table of quarantined rows with their reasons (the DLQ); its outbox is <quarantine>_outbox.",
-        "duplicates": "Table of the rows dedupe dropped, with the lineage of the row kept (default duplicates).",
+        "duplicates": "Table of the rows dedupe dropped, with the lineage of the row kept (default <contract name>_duplicates, so contracts sharing a warehouse never share it).",
         "facts": "Table of quality facts, one per check and run (default quality_facts).",
         "partition_by": "Columns (or _logical_date) the clean table is meant to be partitioned by: checked against the columns, reserved (a run does not partition tables yet).",
         "export": "Folder the model's fact tables are exported to as Hive-partitioned Parquet.",

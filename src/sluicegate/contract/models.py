@@ -259,7 +259,8 @@ class Outputs(Strict):
     namespace: str | None = Field(default=None, pattern=SQL_IDENT)
     clean: str = Field(pattern=SQL_IDENT)
     quarantine: str = Field(pattern=SQL_IDENT)
-    duplicates: str = Field(default="duplicates", pattern=SQL_IDENT)
+    #: None until the contract fills it in: ``<contract name>_duplicates`` (Contract._defaults)
+    duplicates: str | None = Field(default=None, pattern=SQL_IDENT)
     facts: str = Field(default="quality_facts", pattern=SQL_IDENT)
     partition_by: list[str] | None = None
     export: str | None = None
@@ -307,6 +308,14 @@ class Contract(Strict):
     @classmethod
     def _engine_shorthand(cls, v: Any) -> Any:
         return {"name": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _default_names(self) -> Contract:
+        # two contracts sharing a warehouse both defaulted to 'duplicates' and the second
+        # run crashed (or mixed two feeds' rows): the default is the contract's own now
+        if self.outputs.duplicates is None:
+            self.outputs.duplicates = f"{self.name}_duplicates"
+        return self
 
     @model_validator(mode="after")
     def _catalogs_named(self) -> Contract:

@@ -16,6 +16,7 @@ those) are split and decoded in Python, line by line, and appended.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,11 @@ _NO_PARQUET = sqlglot.parse_one(
     read="duckdb",
 )
 _SLOW_VIEW = "_sg_slow_lines"
+#: A line longer than this is one corrupt record with a truncated ``_raw`` (its first
+#: ``KEEP_BYTES``), read in Python without holding it: a 200 MB line used to exhaust
+#: DuckDB's memory (a JSON parse of the whole line) and end the run.
+MAX_LINE_BYTES = 16 << 20
+KEEP_BYTES = 4096
 
 
 def lines_schema() -> pa.Schema:
@@ -107,15 +113,18 @@ def load_lines(
     if not files:
         con.execute(render(create_temp(table, _NO_LINES)))
         return
-    try:
-        con.execute(render(create_temp(table, _LINES)), [[exact_path(f) for f in files]])
-        return
-    except duckdb.InvalidInputException as exc:
-        if "UTF-8" not in str(exc):
-            raise
-    good, bad = [], []
+    long = [f for f in files if has_long_line(f)]
+    if not long:
+        try:
+            con.execute(render(create_temp(table, _LINES)), [[exact_path(f) for f in files]])
+            return
+        except duckdb.InvalidInputException as exc:
+            if "UTF-8" not in str(exc):
+                raise
+    good, bad = [], list(long)
     for f in files:
-        (good if _is_utf8(f) else bad).append(f)
+        if f not in long:
+            (good if _is_utf8(f) else bad).append(f)
     import pyarrow as pa
 
     rows = [row for f in bad for row in split_bytes(f)]
@@ -152,22 +161,79 @@ def _is_utf8(path: str) -> bool:
     return True
 
 
-def split_bytes(path: str) -> list[dict]:
-    """The lines relation of one file, in Python: invalid bytes replaced by U+FFFD, flagged."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data.startswith(BOM):
-        data = data[len(BOM) :]
+def split_bytes(path: str, limit: int = MAX_LINE_BYTES) -> list[dict]:
+    """The lines relation of one file, in Python, streamed: invalid bytes replaced by U+FFFD
+    and flagged; a line over ``limit`` bytes is never held whole (see :func:`too_long`)."""
     rows = []
-    for n, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            text, bad = raw.decode("utf-8"), False
-        except UnicodeDecodeError:
-            text, bad = raw.decode("utf-8", errors="replace"), True
-        text = text.rstrip("\r")
-        if text.strip(BLANK):
-            rows.append({"_source_file": path, "_source_line": n, "_line": text, "_bad_utf8": bad})
+    with open(path, "rb") as fh:
+        n = 0
+        while raw := fh.readline(limit + 1):
+            n += 1
+            if n == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                size = len(raw) + _skip_line(fh)
+                rows.append(
+                    {"_source_file": path, "_source_line": n, "_line": too_long(raw, size),
+                     "_bad_utf8": True}
+                )  # fmt: skip
+                continue
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            try:
+                text, bad = raw.decode("utf-8"), False
+            except UnicodeDecodeError:
+                text, bad = raw.decode("utf-8", errors="replace"), True
+            text = text.rstrip("\r")
+            if text.strip(BLANK):
+                rows.append(
+                    {"_source_file": path, "_source_line": n, "_line": text, "_bad_utf8": bad}
+                )
     return rows
+
+
+def has_long_line(path: str, limit: int = MAX_LINE_BYTES) -> bool:
+    """True when a line of ``path`` is longer than ``limit`` bytes, in one pass at disk speed.
+
+    The file is read in ``limit``-sized chunks; a line inside one chunk is shorter than the
+    limit, so only a line that crosses a chunk boundary can be too long, and its length is
+    the gap between the last newline before the boundary and the first one after it.
+    """
+    if os.path.getsize(path) <= limit:
+        return False
+    last_nl = -1  # offset of the last newline seen
+    offset = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(limit):
+            first = chunk.find(b"\n")
+            if first < 0:
+                if offset + len(chunk) - last_nl - 1 > limit:
+                    return True
+            else:
+                if offset + first - last_nl - 1 > limit:
+                    return True
+                last_nl = offset + chunk.rfind(b"\n")
+            offset += len(chunk)
+    return False  # a last line without LF that crossed a boundary was measured above
+
+
+def too_long(head: bytes, size: int) -> str:
+    """The ``_raw`` of a line over the limit: its first bytes and what was cut, so the
+    quarantined record says why without holding hundreds of megabytes."""
+    kept = head[:KEEP_BYTES].decode("utf-8", errors="ignore")
+    return (
+        f"{kept}… [line_too_long: {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit; "
+        f"the first {len(kept.encode()):,} kept]"
+    )
+
+
+def _skip_line(fh) -> int:  # noqa: ANN001 - a binary file object
+    """Read to the end of the current line without holding it; the bytes skipped (not the LF)."""
+    skipped = 0
+    while part := fh.readline(1 << 20):
+        skipped += len(part)
+        if part.endswith(b"\n"):
+            return skipped - 1
+    return skipped
 
 
 def load_parquet(
