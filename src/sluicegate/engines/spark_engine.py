@@ -42,6 +42,7 @@ from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
 from .spark_store import SparkStoreTx
+from .spark_subquery_dml import merge_for_subquery_dml
 from .storage import is_object_store
 
 BIG_STATEMENT = 20_000
@@ -298,7 +299,8 @@ class SparkEngine(Engine):
                 rows = self._insert_rows(stmt, self._tx.frame(name).schema)
                 self._tx.insert(name, rows, overwrite=bool(stmt.args.get("overwrite")))
             else:
-                self.spark.sql(self.render(retarget(stmt, self._tx.target(name))))
+                native = merge_for_subquery_dml(stmt)  # Delta: no subquery in UPDATE/DELETE
+                self.spark.sql(self.render(retarget(native, self._tx.target(name))))
                 self._tx.changed(name)
             self._stage_view(name)
 
