@@ -37,7 +37,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     },
     "TableSource": {
         "path": "A file, a folder (read recursively) or a glob (*, ?, [...], **); relative paths resolve against the contract's folder.",
-        "format": "ndjson (default), csv or parquet; case-insensitive.",
+        "format": "ndjson (default), csv or parquet; case-insensitive (a source may also be kafka, iceberg or delta).",
         "columns": "Ordered map of declared columns, NAME: TYPE or NAME: {type, nullable, formats, finite}. The schema is declared, never inferred.",
         "csv": "CSV dialect: delimiter, quote, header. Only for format: csv.",
         "follow_symlinks": "false (default): symbolic links under the path are not read; true reads links that stay inside the folder.",
@@ -52,7 +52,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "catalog": "For format: iceberg: the catalog (a key of catalogs:) holding the source table.",
         "table": "For format: iceberg: the source table as namespace.name.",
         "snapshot_id": "For format: iceberg: the snapshot a run reads (a rerun reads the same); default: the current one.",
-        "as_of": "For format: iceberg: read the snapshot current at this ISO timestamp (instead of snapshot_id).",
+        "as_of": "For format: iceberg or delta: read the snapshot (Delta: the version) current at this ISO timestamp (instead of snapshot_id / version).",
+        "version": "For format: delta: the table version a run reads (a rerun reads the same); default: the latest.",
     },
     "IcebergCatalog": {
         "type": "sql: an Iceberg SQL catalog in the standard JDBC-catalog layout (pyiceberg SqlCatalog, Spark JdbcCatalog).",

@@ -153,13 +153,15 @@ class Source(TableSource):
     """The feed a run reads: files under ``path``, or (``format: kafka``) topics."""
 
     path: str = ""  # required for files; a Kafka or Iceberg source has none (checked below)
-    format: Literal["ndjson", "csv", "parquet", "kafka", "iceberg"] = "ndjson"
+    format: Literal["ndjson", "csv", "parquet", "kafka", "iceberg", "delta"] = "ndjson"
     kafka: KafkaSource | None = None  # contract/kafka_spec.py
     # format: iceberg — a table of a catalog in ``catalogs:``, bound by snapshot
     catalog: str | None = None
     table: str | None = Field(default=None, pattern=TABLE_REF)
     snapshot_id: int | None = None
-    as_of: str | None = None  # ISO timestamp: the snapshot current then
+    as_of: str | None = None  # ISO timestamp: the snapshot (or Delta version) current then
+    # format: delta — the table version a run reads (engines/delta_source.py)
+    version: int | None = Field(default=None, ge=0)
     name: str | None = None
     freshness: Freshness | None = None
     # a marker (e.g. _SUCCESS) relative to the source folder; absent -> exit 4, nothing published
@@ -197,12 +199,27 @@ class Source(TableSource):
                 raise ValueError("an Iceberg source has no path, partitions, ready_when or csv")
             if self.snapshot_id is not None and self.as_of is not None:
                 raise ValueError("give snapshot_id or as_of, not both")
+        elif self.format == "delta":
+            if not self.path:
+                raise ValueError("format: delta needs path: (the Delta table's folder)")
+            if self.partitions or self.ready_when or self.csv:
+                raise ValueError("a Delta source has no partitions, ready_when or csv")
+            if self.catalog or self.table or self.snapshot_id is not None:
+                raise ValueError("catalog/table/snapshot_id are for format: iceberg; use version")
+            if self.version is not None and self.as_of is not None:
+                raise ValueError("give version or as_of, not both")
         elif self.catalog or self.table or self.snapshot_id is not None or self.as_of:
             raise ValueError(
                 f"catalog/table/snapshot_id/as_of are only for format: iceberg, not {self.format}"
             )
         elif not self.path:
             raise ValueError("path is required (a file, folder or glob)")
+        return self
+
+    @model_validator(mode="after")
+    def _version_only_for_delta(self) -> Source:
+        if self.version is not None and self.format != "delta":
+            raise ValueError(f"version is only for format: delta, not {self.format}")
         return self
 
     @model_validator(mode="after")

@@ -57,7 +57,8 @@ class Binding:
     root: str = ""
     partitions: list[str] = field(default_factory=list)
     undeclared_partitions: list[str] = field(default_factory=list)
-    #: source.format: iceberg — the bound snapshot (run/bind_iceberg.py)
+    #: source.format: iceberg / delta — the bound snapshot or version (bind_iceberg below,
+    #: run/bind_delta.py)
     snapshot: dict | None = None
 
     @property
@@ -295,6 +296,10 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
     spec: Source = loaded.contract.source
     if spec.format == "iceberg":
         return bind_iceberg(loaded)
+    if spec.format == "delta":
+        from .bind_delta import bind_delta
+
+        return bind_delta(loaded)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
     return Binding(
         files=bind_files(files, spec),

@@ -68,7 +68,7 @@ def build_metrics(
             "files": ctx.binding.manifest() if ctx.binding else [],
             "binding_digest": ctx.binding.digest if ctx.binding else None,
             "raw_records": raw,
-            # source.format: iceberg — the bound snapshot (run/bind.py bind_iceberg)
+            # source.format: iceberg / delta — the bound snapshot or version (run/bind*.py)
             "snapshot": ctx.binding.snapshot if ctx.binding else None,
         },
         "schema_fingerprint": schema_fingerprint(c.source),

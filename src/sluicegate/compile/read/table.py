@@ -39,10 +39,13 @@ READERS: dict[tuple[str, str], Reader] = {
     # an Iceberg snapshot is read as its Parquet data files (run/bind.py bind_iceberg)
     ("iceberg", "duckdb"): partial(_parquet, DUCKDB),
     ("iceberg", "spark"): partial(_parquet, SPARK),
+    # a Delta version is read as its Parquet data files (run/bind_delta.py)
+    ("delta", "duckdb"): partial(_parquet, DUCKDB),
+    ("delta", "spark"): partial(_parquet, SPARK),
 }
 
 #: How each format is loaded before its reader runs: text lines or Parquet rows.
-LOADS_PARQUET = frozenset({"parquet", "iceberg"})
+LOADS_PARQUET = frozenset({"parquet", "iceberg", "delta"})
 
 
 def typed_select(
