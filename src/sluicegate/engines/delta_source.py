@@ -101,7 +101,7 @@ def bind_version(path: str, version: int | None, as_of: str | None) -> BoundVers
     return BoundVersion(
         table=path,
         version=table.version(),
-        committed_at=_committed_at(table),
+        committed_at=_committed_at(path, table.version()),
         schema_fingerprint=hashlib.sha256(schema_doc.encode()).hexdigest(),
         record_count=sum(n for _p, n in files),
         data_files=files,
@@ -164,10 +164,21 @@ def _what(version: int | None, as_of: str | None) -> str:
     return f"the version current at {as_of}" if as_of is not None else "the latest version"
 
 
-def _committed_at(table: object) -> str:
-    """The bound version's commit timestamp (its commitInfo, via the table history)."""
-    version = table.version()  # type: ignore[attr-defined]
-    for h in table.history():  # type: ignore[attr-defined]
-        if h.get("version") == version and h.get("timestamp") is not None:
-            return dt.datetime.fromtimestamp(h["timestamp"] / 1000, dt.UTC).isoformat()
-    return ""
+def _committed_at(path: str, version: int) -> str:
+    """The bound version's commit timestamp: its commit file's ``inCommitTimestamp`` or
+    ``commitInfo.timestamp``, else the file's modification time (the protocol's fallback).
+    Read from the file: delta-rs's ``history()`` of a table loaded at an old version
+    numbers its entries from the latest one."""
+    commit = os.path.join(path, "_delta_log", f"{version:020d}.json")
+    try:
+        with open(commit, encoding="utf-8") as fh:
+            for line in fh:
+                info = json.loads(line).get("commitInfo") if line.strip() else None
+                if info:
+                    ms = info.get("inCommitTimestamp", info.get("timestamp"))
+                    if ms is not None:
+                        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
+        ms = os.stat(commit).st_mtime * 1000
+    except OSError:  # the commit file was cleaned up after a checkpoint
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
