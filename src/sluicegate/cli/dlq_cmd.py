@@ -106,7 +106,7 @@ def _show(v: Any) -> str:
 
 @click.group(context_settings=CONTEXT)
 def dlq() -> None:
-    """The dead-letter queue: list, summary, show, fix, mark, recycle, ledger.
+    """The dead-letter queue: list, summary, show, fix, mark, recycle, ledger, history.
 
     \b
     Examples — a typical session (docs/dlq.md walks through it):

@@ -30,6 +30,7 @@ from .common import (
 )
 from .console import CliConsole, render_run_summary, render_verdict
 from .dlq_cmd import dlq
+from .dlq_history_cmd import history as _dlq_history  # noqa: F401 - registers dlq history
 from .facts_cmd import facts
 from .present import check_dialect, choice_typo, emit_json, error_document, norm_path
 from .report_cmd import report_cmd

@@ -52,6 +52,13 @@ class Engine(ABC):
     #: what the last ``commit`` published (table versions where the format has them)
     last_commit: CommitResult | None = None
 
+    def change_feed(self, table: str) -> list[dict[str, Any]]:
+        """Every row-level change of durable ``table`` since its creation, oldest first:
+        the row's columns plus ``_change_type`` (insert, update_preimage,
+        update_postimage, delete), ``_commit_version`` and ``_commit_timestamp``. Only
+        formats with ``storage.change_feed`` have one (``sluicegate dlq history``)."""
+        raise NotImplementedError(f"the {self.storage.format} format keeps no change feed")
+
     def staged_versions(self) -> dict[str, int]:
         """The version each table changed by the open transaction will have once
         committed (empty for formats without versions). Lets the run record, written in

@@ -20,6 +20,11 @@ INTERNAL = ".sluicegate"
 PARTITION = "_logical_date"
 KEY = "_dlq_sk"
 MARKER = "sluicegate-tx:"
+#: Table properties of the DLQ tables (the ones keyed by ``_dlq_sk``): the change data
+#: feed, which ``sluicegate dlq history`` reads (seed 004). Row tracking, which seed 004
+#: also asks for, is not set: delta-rs 1.6.6 cannot write tables with that feature, and
+#: the warehouse is shared by both engines.
+CDF = {"delta.enableChangeDataFeed": "true"}
 
 ACTIVE: set[str] = set()
 """Transactions of this process still open (their staging is not an orphan)."""

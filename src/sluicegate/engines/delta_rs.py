@@ -26,6 +26,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from .delta_journal import (
     ACTIVE,
+    CDF,
     INTERNAL,
     KEY,
     MARKER,
@@ -77,19 +78,32 @@ class DeltaRsStore:
                     field.is_null() if v is None else field == pa.scalar(v, schema.field(c).type)
                 )
             partitions.append(expr)
-        file_schema = pa.schema([f for f in schema if f.name not in part_cols])
+        plain = [i for i, p in enumerate(paths) if not _has_view_types(p)]
+        viewed = [i for i in range(len(paths)) if i not in set(plain)]
         if paths:
             files = ds.FileSystemDataset.from_paths(
-                paths,
+                [paths[i] for i in plain],
                 schema=schema,
                 format=ds.ParquetFileFormat(),
                 filesystem=pa.fs.LocalFileSystem(),
-                partitions=partitions,
+                partitions=[partitions[i] for i in plain],
             )
         else:
             files = ds.dataset(pa.table({f.name: pa.array([], f.type) for f in schema}))
-        del file_schema
+        if viewed:  # see _has_view_types: read now, as the table's own types
+            rows = [
+                _as_schema(paths[i], actions[i], part_cols, schema).to_batches() for i in viewed
+            ]
+            batches = [b for part in rows for b in part]
+            files = ds.dataset([files, ds.dataset(batches or schema.empty_table(), schema=schema)])
         return files, table.version()
+
+    def change_feed(self, name: str) -> list[dict[str, Any]]:
+        """The table's change data feed from version 0 (delta-rs ``load_cdf``)."""
+        reader = DeltaTable(self.path(name)).load_cdf(starting_version=0)
+        rows = pa.table(reader).to_pylist()
+        rows.sort(key=lambda r: r["_commit_version"])  # stable: a commit keeps its order
+        return rows
 
     # -- publishing ---------------------------------------------------------------------
     def publish(
@@ -159,6 +173,36 @@ class DeltaRsStore:
         return done
 
 
+def _has_view_types(path: str) -> bool:
+    """Files written by a delta-rs MERGE store Arrow ``string_view`` types (DataFusion's);
+    pyarrow 26 cannot evaluate a pushed-down filter comparing them with the table's
+    ``string`` columns ("no kernel matching (string, string_view)"), so such files (the
+    DLQ tables' merged rows, few) are read eagerly and cast instead of scanned lazily."""
+    import pyarrow.parquet as pq
+
+    return any(_is_view(t) for t in pq.read_schema(path).types)
+
+
+def _is_view(t: pa.DataType) -> bool:
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _is_view(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_is_view(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _as_schema(path: str, action: dict, part_cols: list[str], schema: pa.Schema) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    data = pq.read_table(path)
+    for c in part_cols:
+        v = action.get(f"partition.{c}")
+        data = data.append_column(c, pa.array([v] * data.num_rows).cast(schema.field(c).type))
+    return data.select(schema.names).cast(schema)
+
+
 def _props(marker: str) -> CommitProperties:
     return CommitProperties(custom_metadata={"userMetadata": marker})
 
@@ -185,6 +229,7 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
             mode="overwrite",
             schema_mode="overwrite",
             partition_by=parts,
+            configuration=CDF if KEY in data.column_names else None,
             commit_properties=_props(marker),
         )
     elif e.how == "dates":

@@ -41,13 +41,14 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from ..compile.render import col, ident, render
 from .delta_journal import (
     ACTIVE,
+    CDF,
     INTERNAL,
     KEY,
     MARKER,
@@ -155,6 +156,18 @@ class DeltaStore(SparkTableStore):
 
     def begin(self) -> DeltaTx:
         return DeltaTx(self)
+
+    def change_feed(self, name: str) -> list[dict[str, Any]]:
+        """The table's change data feed from version 0 (Delta's ``readChangeFeed``)."""
+        df = (
+            self.spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", 0)
+            .load(self.path(name))
+        )
+        rows = [r.asDict(recursive=True) for r in df.collect()]
+        rows.sort(key=lambda r: r["_commit_version"])
+        return rows
 
     # -- recovery -----------------------------------------------------------------------
     def recover(self) -> list[str]:
@@ -331,6 +344,8 @@ def _publish(store: DeltaStore, e: Entry, marker: str) -> int | None:
     shadow = spark.read.format("delta").load(e.shadow)
     if e.how == "replace" or e.before is None:
         w = _writer(shadow, "overwrite").option("overwriteSchema", "true")
+        if KEY in shadow.columns:  # a DLQ table: with its change data feed (delta_journal)
+            w = w.options(**CDF)
         w.option("userMetadata", marker).save(path)
         return table_version(spark, path)
     if e.how == "dates":

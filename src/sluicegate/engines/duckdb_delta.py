@@ -85,6 +85,9 @@ class DuckDBDeltaEngine(DuckDBEngine):
         for name in self.store.tables():
             self._show(name)
 
+    def change_feed(self, table: str) -> list[dict[str, Any]]:
+        return self.store.change_feed(table)
+
     def _open_store(self, root: str) -> Any:
         """The table store under the engine (the Iceberg engine overrides it)."""
         return delta_rs.DeltaRsStore(root)

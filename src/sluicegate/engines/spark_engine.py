@@ -214,6 +214,9 @@ class SparkEngine(Engine):
             return self._tx.frame(table) is not None
         return table in self._views
 
+    def change_feed(self, table: str) -> list[dict[str, Any]]:
+        return self.store.change_feed(table)
+
     def columns(self, table: str) -> list[tuple[str, str]]:
         df = self._frame(table)
         return [(f.name, f.dataType.simpleString().upper()) for f in df.schema.fields]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -102,3 +102,8 @@ class SparkTableStore(ABC):
 
     @abstractmethod
     def begin(self) -> SparkStoreTx: ...
+
+    def change_feed(self, name: str) -> list[dict[str, Any]]:
+        """Row-level changes since creation (``Engine.change_feed``); formats with a
+        change feed override it."""
+        raise NotImplementedError(f"the {self.format} format keeps no change feed")
