@@ -299,7 +299,9 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
     if spec.format == "delta":
         from .bind_delta import bind_delta
 
-        return bind_delta(loaded)
+        fields, doc = bind_delta(loaded)
+        files = [BoundFile(*f) for f in fields]
+        return Binding(files=files, format="delta", root="", partitions=[], snapshot=doc)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
     return Binding(
         files=bind_files(files, spec),

@@ -14,15 +14,21 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import asdict
+from typing import Any
 
 from ..contract.loader import LoadedContract
 from ..errors import InputError
-from .bind import CHUNK, Binding, BoundFile
 from .guards import check_root
 
+CHUNK = 8 << 20
 
-def bind_delta(loaded: LoadedContract) -> Binding:
-    """The binding of a Delta source at its pinned (or latest) version."""
+#: (path, size, mtime, sha256, records, blank lines): the fields of ``bind.BoundFile``,
+#: which run/bind.py builds (this module does not import it: bind imports this one)
+FileFields = tuple[str, int, float, str, int, int]
+
+
+def bind_delta(loaded: LoadedContract) -> tuple[list[FileFields], dict[str, Any]]:
+    """The files and version document of a Delta source at its pinned (or latest) version."""
     from ..engines.delta_source import DeltaSourceProblem, bind_version
 
     spec = loaded.contract.source
@@ -37,10 +43,10 @@ def bind_delta(loaded: LoadedContract) -> Binding:
     files = [_hash(p, n) for p, n in bound.data_files]
     doc = asdict(bound)
     doc.pop("data_files")
-    return Binding(files=files, format="delta", root="", partitions=[], snapshot=doc)
+    return files, doc
 
 
-def _hash(path: str, records: int) -> BoundFile:
+def _hash(path: str, records: int) -> FileFields:
     h = hashlib.sha256()
     try:
         st = os.stat(path)
@@ -53,4 +59,4 @@ def _hash(path: str, records: int) -> BoundFile:
             hint="the log lists a file that is gone or unreadable (a VACUUM too short?); "
             "bind a version whose files exist",
         ) from None
-    return BoundFile(path, st.st_size, st.st_mtime, h.hexdigest(), records, 0)
+    return (path, st.st_size, st.st_mtime, h.hexdigest(), records, 0)
