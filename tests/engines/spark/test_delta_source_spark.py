@@ -80,3 +80,20 @@ def test_deletion_vectors_written_by_spark_are_refused_on_both_engines(spark, tm
         text = str(err.value)
         assert "deletion vectors" in text and "source.path" in text, text
         assert "c.yml:" in text, text
+
+
+def test_spark_dlq_tables_have_the_change_feed_and_history_reads_it(pinned):
+    """The inbox Spark created has the change data feed on in its log (read as JSON, not
+    by an engine), and ``dlq history`` on Spark reads the quarantined rows from it."""
+    from sluicegate.dlq.history import history
+    from sluicegate.dlq.store import open_store
+    from tests.engines.test_dlq_history import commits
+
+    inbox = pinned["spark"]["warehouse"] / "sales_quarantine"
+    assert commits(inbox)[0]["meta"]["configuration"]["delta.enableChangeDataFeed"] == "true"
+    loaded = pinned["spark"]["loaded"]
+    with open_store(loaded, read_only=True, engine_name="spark") as store:
+        doc = history(store)
+    firsts = sorted((r["_source_line"], r["events"][0]["status"]) for r in doc["rows"])
+    assert [s for _line, s in firsts] == ["quarantined", "quarantined"]  # oid 2 and 3
+    assert all(r["events"][0]["change"] == "insert" for r in doc["rows"])
