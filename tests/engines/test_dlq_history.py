@@ -21,6 +21,7 @@ from sluicegate.dlq.lifecycle import fix, mark
 from sluicegate.dlq.store import open_store
 from sluicegate.run.pipeline import run_contract
 from sluicegate.run.recycle import recycle
+from tests.cli.test_cli_json_shapes import valid
 from tests.conftest import copy_orders_example, run_cli
 
 pytestmark = pytest.mark.duckdb
@@ -88,6 +89,7 @@ def test_dlq_tables_have_the_change_data_feed_on(delta):
 def test_history_names_each_step_with_the_logs_version_and_time(delta):
     doc = history(delta["contract"], "--row", delta["keys"]["fixed"])
     assert doc["source"] == "change_data_feed" and len(doc["rows"]) == 1
+    valid(doc, "dlq_history")  # the shape docs/cli.md publishes
     events = doc["rows"][0]["events"]
     steps = [(e["table"], e["change"], e["status"]) for e in events]
     assert steps == [
