@@ -99,6 +99,7 @@ SUCCESS = {
     ("dlq", "fix"): "dlq_action",
     ("dlq", "mark"): "dlq_action",
     ("dlq", "recycle"): "dlq_recycle",
+    ("dlq", "history"): "dlq_history",
     ("report",): "report",
     ("snapshot",): "snapshot",
     ("serve",): "serve",
