@@ -418,7 +418,12 @@ def _merge(path: str, shadow: str, columns: list[str]) -> exp.Merge:
 
 
 def changed_dates(spark: SparkSession, shadow: str) -> list:
-    """The ``_logical_date`` values the shadow's change feed names since it was cloned."""
+    """The ``_logical_date`` values the shadow's change feed names since it was cloned.
+
+    A table marked changed whose statements committed nothing (a rerun's DELETE of rows
+    that are not there) has no version 1: the feed would refuse to start there."""
+    if table_version(spark, shadow) < 1:
+        return []
     changes = (
         spark.read.format("delta")
         .option("readChangeFeed", "true")
