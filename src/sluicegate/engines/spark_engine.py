@@ -80,6 +80,7 @@ class SparkEngine(Engine):
         wholetext_max_bytes: int = DEFAULT_WHOLETEXT_MAX_BYTES,
         fault: Callable[[str], None] | None = None,
         table_format: str = "delta",
+        s3: Any = None,
     ) -> None:
         if not is_object_store(warehouse):
             warehouse = os.path.abspath(warehouse)
@@ -98,6 +99,10 @@ class SparkEngine(Engine):
             contract_remote=contract_remote,
         )
         self.spark, self._owned = open_session(self.spec)
+        if s3 is not None:  # s3:// warehouse or source: Hadoop's S3A settings (object_store.py)
+            from .object_store import apply_to_spark
+
+            apply_to_spark(self.spark, s3)
         self.store = store_class(table_format)(self.spark, warehouse)
         self.storage = self.store.capabilities
         #: what opening the warehouse repaired (an interrupted publish), for the run's log
