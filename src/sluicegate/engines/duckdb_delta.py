@@ -33,7 +33,7 @@ from ..compile.render import col, ident
 from . import delta_rs
 from .delta_journal import INTERNAL, KEY, PARTITION, Entry, in_dates
 from .duckdb_engine import DuckDBEngine
-from .object_store import S3Settings, canonical, is_s3
+from .object_store import S3Settings, canonical, is_s3, unreachable_store
 from .storage import DELTA
 
 _ORIG = "_sg_delta_"
@@ -86,16 +86,17 @@ class DuckDBDeltaEngine(DuckDBEngine):
             s3=s3,
         )
         self.warehouse = root
-        self.store = self._open_store(root)
-        self.notices: list[str] = self.store.recover()
         if fault is None:
             from ..faults import checkpoint as fault
         self._fault = fault
         self._versions: dict[str, int] = {}  # published tables visible as views
         self._tx: dict[str, Entry] | None = None
         self._created: set[str] = set()
-        for name in self.store.tables():
-            self._show(name)
+        with unreachable_store(root, s3):
+            self.store = self._open_store(root)
+            self.notices: list[str] = self.store.recover()
+            for name in self.store.tables():
+                self._show(name)
 
     def _open_store(self, root: str) -> Any:
         """The table store under the engine (the Iceberg engine overrides it)."""

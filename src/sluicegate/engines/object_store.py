@@ -25,12 +25,14 @@ Secrets: the secret key and the session token are registered for redaction
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..contract.tokens import remember_secret
+from ..errors import EngineUnavailable
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -168,6 +170,27 @@ class S3Settings:
                     "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
                 )
         return out
+
+
+@contextlib.contextmanager
+def unreachable_store(root: str, settings: S3Settings | None) -> Iterator[None]:
+    """Opening an ``s3://`` warehouse: a store that does not answer (or refuses the
+    credentials) is a one-line error naming the endpoint, not an internal error. The
+    clients' messages name endpoints, buckets and keys, never the secret (and it is
+    registered for redaction anyway)."""
+    if not is_s3(root):
+        yield
+        return
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - pyarrow OSError, delta-rs and py4j errors
+        where = (settings.endpoint if settings else None) or "AWS S3"
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise EngineUnavailable(
+            f"the object store at {where} did not open the warehouse {root}: {first}",
+            hint="check object_store: (endpoint, region, path_style) and the credentials "
+            "(${secret:…} tokens or AWS_* variables)",
+        ) from None
 
 
 def apply_to_spark(spark: Any, settings: S3Settings) -> None:

@@ -38,6 +38,7 @@ from ..compile.render import ident
 from ..errors import SluiceError
 from .base import Engine
 from .capabilities import SPARK
+from .object_store import unreachable_store
 from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
@@ -103,10 +104,11 @@ class SparkEngine(Engine):
             from .object_store import apply_to_spark
 
             apply_to_spark(self.spark, s3)
-        self.store = store_class(table_format)(self.spark, warehouse)
+        with unreachable_store(warehouse, s3):
+            self.store = store_class(table_format)(self.spark, warehouse)
+            #: what opening the warehouse repaired (an interrupted publish), for the run's log
+            self.notices: list[str] = self.store.recover()
         self.storage = self.store.capabilities
-        #: what opening the warehouse repaired (an interrupted publish), for the run's log
-        self.notices: list[str] = self.store.recover()
         self.wholetext_max_bytes = wholetext_max_bytes
         if fault is None:  # SLUICEGATE_FAULT=delta:journaled … kills the run there (tests)
             from ..faults import checkpoint as fault
