@@ -39,9 +39,9 @@ ORDERS = [
 ]
 DAY2_ORDERS = [{"oid": 20 + i, "cid": 10 + i % 4, "amt": i - 1, "ots": 2000 + i} for i in range(6)]
 #: 2024-01-01 rewritten upstream: oid 1 corrected, oid 6 withdrawn, oid 8 added
-ORDERS_V2 = [
-    {**r, "amt": 111} if r["oid"] == 1 else r for r in ORDERS if r["oid"] != 6
-] + [{"oid": 8, "cid": 12, "amt": 8, "ots": 1007}]
+ORDERS_V2 = [{**r, "amt": 111} if r["oid"] == 1 else r for r in ORDERS if r["oid"] != 6] + [
+    {"oid": 8, "cid": 12, "amt": 8, "ots": 1007}
+]
 CUSTOMERS = [{"cid": c, "name": f"c{c}"} for c in (10, 11, 12, 13)]
 TABLES = ("good_orders", "quarantine", "quarantine_outbox", "order_duplicates", "quality_facts")
 
@@ -196,7 +196,10 @@ def local_twin(tmp: Path) -> dict[str, list[tuple]]:
     write_local(data)
     path = tmp / "local.yml"
     doc = contract(
-        engine="duckdb", source=str(data), warehouse=str(tmp / "twin.duckdb"), fmt="duckdb",
+        engine="duckdb",
+        source=str(data),
+        warehouse=str(tmp / "twin.duckdb"),
+        fmt="duckdb",
         endpoint=None,
     )
     path.write_text(json.dumps(doc), encoding="utf-8")
@@ -210,7 +213,10 @@ def s3_run(server: Any, tmp: Path, prefix: str, engine: str) -> dict[str, Any]:
     upload(server, prefix)
     warehouse = f"s3://{BUCKET}/{prefix}/wh"
     doc = contract(
-        engine=engine, source=f"s3://{BUCKET}/{prefix}", warehouse=warehouse, fmt="delta",
+        engine=engine,
+        source=f"s3://{BUCKET}/{prefix}",
+        warehouse=warehouse,
+        fmt="delta",
         endpoint=server.endpoint,
     )
     path = tmp / "contract.yml"

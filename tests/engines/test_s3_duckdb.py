@@ -149,3 +149,20 @@ def test_a_credential_written_in_the_contract_is_refused(on_s3, tmp_path):
     assert r.returncode == 2
     assert "object_store.secret_access_key" in r.stderr and "${secret:" in r.stderr
     assert SECRET_ACCESS_KEY not in r.stdout + r.stderr
+
+
+def test_ready_when_marker_on_s3(on_s3, s3_server, secrets_env):
+    from sluicegate.compile.contract_check import load_contract
+    from sluicegate.errors import NotReadyError
+    from sluicegate.run.ready import check_ready
+
+    doc = json.loads(on_s3["path"].read_text())
+    doc["source"]["ready_when"] = "_SUCCESS"
+    path = on_s3["path"].with_name("ready.yml")
+    path.write_text(json.dumps(doc))
+    loaded = load_contract(path, logical_date=case.DAY2)
+    with pytest.raises(NotReadyError, match=r"s3://lake/.*/in/2024-01-02/_SUCCESS"):
+        check_ready(loaded)
+    prefix = on_s3["warehouse"].split("://", 1)[1].split("/", 1)[1].rsplit("/wh", 1)[0]
+    s3_server.put(case.BUCKET, f"{prefix}/in/{case.DAY2}/_SUCCESS", b"")
+    assert check_ready(loaded) is None

@@ -103,8 +103,8 @@ class S3Server:
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         out: list[str] = []
-        pages = self.client().get_paginator("list_objects_v2").paginate(
-            Bucket=bucket, Prefix=prefix
+        pages = (
+            self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         )
         for page in pages:
             out += [o["Key"] for o in page.get("Contents", [])]

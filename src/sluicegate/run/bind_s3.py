@@ -133,11 +133,42 @@ def changed_objects(uris: list[tuple[str, int, float]], s3: S3Settings) -> list[
 
 
 def object_root(spec: TableSource) -> str:
-    """The prefix partition discovery and DLQ listings show paths below."""
-    path = canonical(spec.path)
+    """The prefix partition discovery, ``ready_when`` and DLQ listings work below: a
+    glob's fixed part, the "folder" of a path naming one object (a last segment with a
+    dot), else the prefix itself."""
+    path = canonical(spec.path).rstrip("/")
     if any(ch in path for ch in "*?["):
         return "s3://" + _glob_root(key_path(path))
-    return path.rstrip("/")
+    if "." in path.rsplit("/", 1)[-1]:
+        return path.rsplit("/", 1)[0]
+    return path
 
 
-__all__ = ["bind_object", "changed_objects", "is_s3", "list_objects", "object_root"]
+def marker_uri(spec: TableSource) -> str:
+    """``source.ready_when`` on S3: relative to the prefix (a glob's fixed part), or to the
+    object's "folder" when the path names one object (a last segment with a dot)."""
+    marker = str(getattr(spec, "ready_when", None) or "").lstrip("/")
+    return f"{object_root(spec)}/{marker}"
+
+
+def object_exists(uri: str, s3: S3Settings) -> bool:
+    import pyarrow.fs as pafs
+
+    try:
+        return s3.arrow_fs().get_file_info(key_path(uri)).type == pafs.FileType.File
+    except OSError as exc:
+        raise InputError(
+            f"cannot check the marker {uri}: {str(exc).splitlines()[0]}",
+            hint="check object_store: (endpoint, region) and the credentials",
+        ) from None
+
+
+__all__ = [
+    "bind_object",
+    "changed_objects",
+    "is_s3",
+    "list_objects",
+    "marker_uri",
+    "object_exists",
+    "object_root",
+]
