@@ -113,8 +113,8 @@ def write_local(folder: Path, day1: list[dict] = ORDERS) -> None:
     (folder / "ref" / "customers.json").write_bytes(ndjson(CUSTOMERS))
 
 
-def steps(path: Path, engine: str, rewrite: Any) -> dict[str, Any]:
-    """Run, run, rewrite + rerun day 1, fix + recycle: what each step returned."""
+def steps(path: Path, engine: str, rewrite: Any, days: tuple = (DAY1, DAY2)) -> dict[str, Any]:
+    """Run ``days``, rewrite + rerun day 1, fix + recycle: what each step returned."""
     from sluicegate.compile.contract_check import load_contract
     from sluicegate.dlq.ledger import dlq_ledger
     from sluicegate.dlq.lifecycle import fix
@@ -123,7 +123,7 @@ def steps(path: Path, engine: str, rewrite: Any) -> dict[str, Any]:
     from sluicegate.run.recycle import recycle
 
     out: dict[str, Any] = {"runs": []}
-    for day in (DAY1, DAY2):
+    for day in days:
         r = run_contract(load_contract(path, logical_date=day), engine_name=engine)
         out["runs"].append(r.metrics)
     rewrite()
@@ -190,7 +190,7 @@ def duckdb_rows(warehouse: Path, table: str) -> list[dict[str, Any]]:
         con.close()
 
 
-def local_twin(tmp: Path) -> dict[str, list[tuple]]:
+def local_twin(tmp: Path, days: tuple = (DAY1, DAY2)) -> dict[str, Any]:
     """The same steps on local files and a one-file DuckDB warehouse."""
     data = tmp / "local"
     write_local(data)
@@ -203,12 +203,14 @@ def local_twin(tmp: Path) -> dict[str, list[tuple]]:
         endpoint=None,
     )
     path.write_text(json.dumps(doc), encoding="utf-8")
-    result = steps(path, "duckdb", lambda: write_local(data, ORDERS_V2))
+    result = steps(path, "duckdb", lambda: write_local(data, ORDERS_V2), days)
     tables = {t: project(t, duckdb_rows(tmp / "twin.duckdb", t)) for t in TABLES}
     return {"tables": tables, "result": result}
 
 
-def s3_run(server: Any, tmp: Path, prefix: str, engine: str) -> dict[str, Any]:
+def s3_run(
+    server: Any, tmp: Path, prefix: str, engine: str, days: tuple = (DAY1, DAY2)
+) -> dict[str, Any]:
     """The scenario on S3 (sources and warehouse) on ``engine``."""
     upload(server, prefix)
     warehouse = f"s3://{BUCKET}/{prefix}/wh"
@@ -225,6 +227,7 @@ def s3_run(server: Any, tmp: Path, prefix: str, engine: str) -> dict[str, Any]:
         path,
         engine,
         lambda: server.put(BUCKET, f"{prefix}/in/{DAY1}/orders.json", ndjson(ORDERS_V2)),
+        days,
     )
     raw = {t: delta_rows(server, f"{warehouse}/{t}") for t in TABLES}
     return {
