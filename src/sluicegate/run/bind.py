@@ -287,7 +287,7 @@ def bind_files(files: list[str], spec: TableSource, s3: Any = None) -> list[Boun
 
     def one(f: str) -> BoundFile:
         if is_s3(f):
-            return bind_object(f, spec.format, s3, csv_header=header)
+            return BoundFile(*bind_object(f, spec.format, s3, LineCounter(), csv_header=header))
         return bind_file(f, spec.format, csv_header=header)
 
     if len(files) <= 1:

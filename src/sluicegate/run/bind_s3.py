@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..engines.object_store import S3Settings, canonical, is_s3, key_path
 from ..errors import InputError
@@ -23,7 +23,6 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..contract.loader import LoadedContract
     from ..contract.models import TableSource
-    from .bind import BoundFile
 
 CHUNK = 8 << 20
 
@@ -83,13 +82,13 @@ def _glob_root(path: str) -> str:
     return "/".join(fixed)
 
 
-def bind_object(uri: str, fmt: str, s3: S3Settings, *, csv_header: bool = True) -> BoundFile:
-    """Hash the object and count its records from the bytes (as ``bind.bind_file``)."""
-    from .bind import BoundFile, LineCounter
-
+def bind_object(
+    uri: str, fmt: str, s3: S3Settings, counter: Any, *, csv_header: bool = True
+) -> tuple[str, int, float, str, int, int]:
+    """Hash the object and count its records from the bytes (``counter``: bind.py's
+    ``LineCounter``): the fields of a ``BoundFile``, as ``bind.bind_file`` makes them."""
     fs = s3.arrow_fs()
     h = hashlib.sha256()
-    counter = LineCounter()
     try:
         info = fs.get_file_info(key_path(uri))
         with fs.open_input_stream(key_path(uri)) as f:
@@ -114,7 +113,7 @@ def bind_object(uri: str, fmt: str, s3: S3Settings, *, csv_header: bool = True) 
         if fmt == "csv" and csv_header and records:
             records -= 1
     mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-    return BoundFile(uri, info.size or 0, mtime, h.hexdigest(), records, blanks)
+    return (uri, info.size or 0, mtime, h.hexdigest(), records, blanks)
 
 
 def changed_objects(uris: list[tuple[str, int, float]], s3: S3Settings) -> list[str]:
