@@ -108,6 +108,8 @@ class Workspace:
     @property
     def stream_checkpoint(self) -> Path:
         """``<warehouse>/.sluicegate/streams/<contract>``: beside the tables, hidden from them."""
+        if self.remote:  # an s3:// warehouse: local, beside the run state
+            return self.contract_runs_dir / "stream-checkpoint"
         return self.warehouse / INTERNAL / "streams" / self.name
 
     @property
