@@ -93,6 +93,16 @@ def pg_server():
         yield server
 
 
+@pytest.fixture(scope="session")
+def s3_server():
+    """One real S3 API (moto's server mode, tests/servers/s3.py) for the whole test run,
+    on a free loopback port, started when a test first asks and stopped at the end."""
+    from tests.servers.s3 import S3Server
+
+    with S3Server() as server:
+        yield server
+
+
 SPARK_ON_DELTA_UNVERIFIED = (
     "Spark now stores its outputs as Delta tables (issue 15); this Spark test was not "
     "run to the end on the merged code before the session stopped: a failure is reported "

@@ -14,6 +14,13 @@ Disk layout of a contract (``outputs.warehouse`` resolved against the contract's
       writer.lock, watch.lock         one run, one watcher per contract (run/lock.py)
     <warehouse>/_runs/<contract>/     the same, for a warehouse folder (Spark)
     <warehouse>/.sluicegate/streams/<contract>/   Spark stream checkpoint
+
+An object-store warehouse (``outputs.warehouse: s3://bucket/wh``, ``outputs.format:
+delta``) holds only the tables (and their ``.sluicegate/delta`` journal and staging);
+the run metrics and the locks stay on the local file system, in
+``<contract folder>/<last segment>.runs/<contract>/`` (``wh.runs`` here): the writer
+lock is a local file, so it excludes runs that share that folder (docs/lakehouse.md,
+"What the writer lock covers on S3").
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from .contract.loader import LoadedContract
 from .engines import Engine, open_engine
 from .engines.capabilities import EngineCapabilities, capabilities_of
 from .engines.iceberg_catalog import CatalogSpec
+from .engines.object_store import S3Settings, canonical, is_s3
 from .engines.options import DEFAULT_MEMORY_LIMIT, Access, contract_options
 from .errors import UsageError
 
@@ -61,12 +69,26 @@ class Workspace:
         return self.loaded.contract.name
 
     @property
+    def remote(self) -> bool:
+        """The warehouse is an ``s3://`` URI (object_store.py), not a local path."""
+        return is_s3(self.loaded.contract.outputs.warehouse)
+
+    @property
     def warehouse(self) -> Path:
-        return self.loaded.resolve_path(self.loaded.contract.outputs.warehouse)
+        """The local warehouse path; for an object store, its URI (``s3://…``, a str:
+        ``str()`` of either is what the engine opens)."""
+        w = self.loaded.contract.outputs.warehouse
+        if is_s3(w):
+            return canonical(w).rstrip("/")  # type: ignore[return-value]
+        return self.loaded.resolve_path(w)
 
     @property
     def runs_dir(self) -> Path:
-        """``<warehouse stem>.runs`` next to a warehouse file (``_runs`` inside a folder)."""
+        """``<warehouse stem>.runs`` next to a warehouse file (``_runs`` inside a folder);
+        for an ``s3://`` warehouse, ``<last segment>.runs`` in the contract's folder."""
+        if self.remote:
+            last = str(self.warehouse).rsplit("/", 1)[-1]
+            return self.loaded.resolve_path(f"{last}.runs")
         w = self.warehouse
         return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
 
@@ -86,15 +108,29 @@ class Workspace:
     @property
     def stream_checkpoint(self) -> Path:
         """``<warehouse>/.sluicegate/streams/<contract>``: beside the tables, hidden from them."""
+        if self.remote:  # an s3:// warehouse: local, beside the run state
+            return self.contract_runs_dir / "stream-checkpoint"
         return self.warehouse / INTERNAL / "streams" / self.name
 
     @property
     def spill_dir(self) -> Path:
         """Where DuckDB spills while a run works in memory (engines/duckdb_engine.py)."""
+        if self.remote:
+            return self.runs_dir.with_suffix(".tmp")
         return Path(str(self.warehouse) + ".tmp")
 
     def exists(self) -> bool:
+        """Is there a warehouse yet? (an object store: a run has recorded metrics here)"""
+        if self.remote:
+            return self.runs_dir.is_dir()
         return os.path.exists(self.warehouse)
+
+    def object_store(self) -> S3Settings | None:
+        """The S3 settings, when the warehouse or the source is on an object store."""
+        c = self.loaded.contract
+        if self.remote or is_s3(c.source.path or "") or c.object_store is not None:
+            return S3Settings.resolve(c.object_store)
+        return None
 
     def require(self, what: str) -> None:
         """Refuse a report or operator command on a warehouse no run has written yet."""
@@ -149,6 +185,9 @@ def open_engine_for(
     o = loaded.contract.outputs
     if o.format == "iceberg" and o.catalog and o.namespace:
         options["iceberg"] = (iceberg_catalog(loaded, o.catalog), o.namespace)
+    s3 = Workspace(loaded).object_store()
+    if s3 is not None:
+        options["s3"] = s3
     return open_engine(
         name,
         str(Workspace(loaded).warehouse),

@@ -26,6 +26,16 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "serve": "PostgreSQL targets that receive the published tables after each run (docs/serving.md).",
         "alerts": "Notification targets (apprise URLs) and the run events each wants; never changes a run's verdict.",
         "lineage": "Where the run's OpenLineage events (START, then COMPLETE or FAIL) are POSTed.",
+        "object_store": "The S3 API an s3:// warehouse or source lives on (endpoint, region, path_style, allow_http, credentials as ${secret:…}); unset keys come from the AWS_* environment variables.",
+    },
+    "ObjectStore": {
+        "endpoint": "The S3 API's URL, e.g. http://127.0.0.1:9000 (MinIO, Ceph, moto); unset = AWS_ENDPOINT_URL, else AWS S3 itself.",
+        "region": "The bucket's region; unset = AWS_REGION, else us-east-1.",
+        "path_style": "Address buckets as http://host/bucket/key; unset = yes when an endpoint is set.",
+        "allow_http": "Allow plain HTTP to the endpoint; unset = yes when the endpoint is http://.",
+        "access_key_id": "The access key id: write ${secret:scope/key} or ${env:NAME}, never the value; unset = AWS_ACCESS_KEY_ID.",
+        "secret_access_key": "The secret key: write ${secret:scope/key} or ${env:NAME}, never the value; unset = AWS_SECRET_ACCESS_KEY.",
+        "session_token": "A temporary session token: write ${secret:scope/key} or ${env:NAME}; unset = AWS_SESSION_TOKEN.",
     },
     "EngineSection": {
         "name": "duckdb (embedded, the default) or spark.",

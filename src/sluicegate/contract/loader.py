@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ContractError, ContractProblem, Redactor
 from .fixes import explain
 from .models import Contract
+from .object_store_spec import clear_text_credentials
 from .suggest import closest
 from .tokens import SecretProvider, TokenContext, env_secret_provider, substitute_tree
 from .yamlpos import YamlSyntaxError, line_of, load_with_positions
@@ -168,6 +169,8 @@ def parse_contract(
     def token_error(key: tuple, message: str) -> None:
         problems.append(ContractProblem(format_path(key), message, line_of(positions, key)))
 
+    for key, message in clear_text_credentials(data):  # before tokens hide the difference
+        token_error(key, message)
     data = substitute_tree(data, ctx, on_error=token_error)
     redactor = Redactor(set(ctx.secrets_seen))
 

@@ -19,6 +19,7 @@ from .iceberg_spec import TABLE_REF, IcebergCatalog
 from .kafka_spec import KafkaSource
 from .model_spec import Model
 from .notify_spec import Alert, Lineage
+from .object_store_spec import ObjectStore
 from .serve_spec import ServeTarget
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
@@ -309,6 +310,7 @@ class Contract(Strict):
     vars: dict[str, str | int | float | bool] = Field(default_factory=dict)
     engine: EngineSection = Field(default_factory=EngineSection)
     catalogs: dict[str, IcebergCatalog] = Field(default_factory=dict)  # iceberg_spec.py
+    object_store: ObjectStore | None = None  # object_store_spec.py: s3:// warehouse, source
     source: Source
     dedupe: Dedupe | None = None
     references: dict[str, TableSource] = Field(default_factory=dict)

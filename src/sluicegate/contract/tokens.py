@@ -119,3 +119,10 @@ def redact_secrets(text: str) -> str:
         if value:
             text = text.replace(value, REDACTED)
     return text
+
+
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` from output like a ``${secret:…}`` (a credential an engine took
+    from the environment, e.g. ``AWS_SECRET_ACCESS_KEY``)."""
+    if value:
+        _RESOLVED_SECRETS.update(spellings(value) or {value})

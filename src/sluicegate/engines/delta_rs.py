@@ -1,5 +1,8 @@
 """Delta tables through delta-rs (``deltalake``): the embedded engine's table store.
 
+The warehouse is a local folder or an ``s3://`` prefix (``warehouse_files.Files``;
+delta-rs gets the S3 settings as ``storage_options``, pyarrow as an ``S3FileSystem``).
+
 Same layout, journal and markers as the Spark store (``delta_journal.py``); the publish
 of one table is one delta-rs commit whose commit info carries ``userMetadata`` = the
 transaction's marker (Spark's ``DESCRIBE HISTORY`` shows it too).
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -36,40 +38,59 @@ from .delta_journal import (
     new_tx_id,
     orphan,
 )
+from .object_store import S3Settings
 from .storage import CommitResult
+from .warehouse_files import Files
 
 
 class DeltaRsStore:
-    """Delta tables under a local warehouse folder, written by delta-rs."""
+    """Delta tables under a warehouse folder or ``s3://`` prefix, written by delta-rs."""
 
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self.internal = os.path.join(root, INTERNAL, "delta")
+    def __init__(self, root: str, s3: S3Settings | None = None) -> None:
+        self.files = Files(root, s3)
+        self.root = self.files.root
+        self.options = self.files.storage_options()
+        self.internal = self.files.join(INTERNAL, "delta")
 
     def path(self, name: str) -> str:
-        return os.path.join(self.root, name)
+        return self.files.join(name)
+
+    def sub(self, *parts: str) -> str:
+        """A location under the store's hidden folder (journal, staging)."""
+        return "/".join([self.internal, *parts])
+
+    def table(self, path: str, version: int | None = None) -> DeltaTable:
+        return DeltaTable(path, version=version, storage_options=self.options)
+
+    def write(self, path: str, data: Any, **kwargs: Any) -> None:
+        write_deltalake(path, data, storage_options=self.options, **kwargs)
 
     def is_table(self, name: str) -> bool:
-        return os.path.isdir(os.path.join(self.path(name), "_delta_log"))
+        return self.files.is_dir(f"{self.path(name)}/_delta_log")
 
     def tables(self) -> list[str]:
-        return sorted(
-            n for n in os.listdir(self.root) if not n.startswith(".") and self.is_table(n)
-        )
+        return [
+            n for n in self.files.children(self.root) if not n.startswith(".") and self.is_table(n)
+        ]
 
     def version(self, name: str) -> int | None:
-        return DeltaTable(self.path(name)).version() if self.is_table(name) else None
+        return self.table(self.path(name)).version() if self.is_table(name) else None
 
     def dataset(self, name: str, version: int | None = None) -> tuple[ds.Dataset, int]:
         """The table's files (as of ``version``) as one dataset, partition values from the log."""
-        table = DeltaTable(self.path(name), version=version)
+        return self.dataset_at(self.path(name), version)
+
+    def dataset_at(self, where: str, version: int | None = None) -> tuple[ds.Dataset, int]:
+        """The Delta table at location ``where`` as one dataset (see :meth:`dataset`)."""
+        table = self.table(where, version=version)
         schema = pa.schema(table.schema().to_arrow())
         actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         part_cols = list(table.metadata().partition_columns)
         paths, partitions = [], []
         for a in actions:
             rel = unquote(a["path"])
-            paths.append(rel if os.path.isabs(rel) else os.path.join(self.path(name), rel))
+            full = rel if "://" in rel or os.path.isabs(rel) else f"{where}/{rel}"
+            paths.append(self.files.fs_path(full.removeprefix("file://")))
             expr = ds.scalar(True)
             for c in part_cols:
                 v = a.get(f"partition.{c}")
@@ -78,29 +99,25 @@ class DeltaRsStore:
                     field.is_null() if v is None else field == pa.scalar(v, schema.field(c).type)
                 )
             partitions.append(expr)
-        plain = [i for i, p in enumerate(paths) if not _has_view_types(p)]
-        viewed = [i for i in range(len(paths)) if i not in set(plain)]
         if paths:
             files = ds.FileSystemDataset.from_paths(
-                [paths[i] for i in plain],
+                paths,
                 schema=schema,
                 format=ds.ParquetFileFormat(),
-                filesystem=pa.fs.LocalFileSystem(),
-                partitions=[partitions[i] for i in plain],
+                filesystem=self.files.fs,
+                partitions=partitions,
             )
         else:
             files = ds.dataset(pa.table({f.name: pa.array([], f.type) for f in schema}))
-        if viewed:  # see _has_view_types: read now, as the table's own types
-            rows = [
-                _as_schema(paths[i], actions[i], part_cols, schema).to_batches() for i in viewed
-            ]
-            batches = [b for part in rows for b in part]
-            files = ds.dataset([files, ds.dataset(batches or schema.empty_table(), schema=schema)])
+        if KEY in schema.names and paths:
+            # a DLQ table, MERGEd by delta-rs: its files mix string and string_view
+            # (see plain_types); read whole, in plain types, so filters can be pushed down
+            files = ds.dataset(plain_types(files.to_table()))
         return files, table.version()
 
     def change_feed(self, name: str) -> list[dict[str, Any]]:
         """The table's change data feed from version 0 (delta-rs ``load_cdf``)."""
-        reader = DeltaTable(self.path(name)).load_cdf(starting_version=0)
+        reader = self.table(self.path(name)).load_cdf(starting_version=0)
         rows = pa.table(reader).to_pylist()
         rows.sort(key=lambda r: r["_commit_version"])  # stable: a commit keeps its order
         return rows
@@ -119,19 +136,19 @@ class DeltaRsStore:
             return result
         tx = new_tx_id()
         ACTIVE.add(tx)
-        folder = os.path.join(self.internal, "staging", tx)
+        folder = self.sub("staging", tx)
         try:
             for e in entries:
                 if e.how == "drop":
                     continue
-                e.shadow = os.path.join(folder, e.name)
+                e.shadow = f"{folder}/{e.name}"
                 data = payloads[e.name]
                 parts = [PARTITION] if PARTITION in data.column_names else None
-                write_deltalake(e.shadow, data, mode="overwrite", partition_by=parts)
+                self.write(e.shadow, data, mode="overwrite", partition_by=parts)
             marker = MARKER + tx
             doc = {"tx": tx, "marker": marker, "entries": [asdict(e) for e in entries]}
-            journal = os.path.join(self.internal, "journal", f"{tx}.json")
-            _write_durably(journal, json.dumps(doc, indent=1, default=str))
+            journal = self.sub("journal", f"{tx}.json")
+            self.files.write_text(journal, json.dumps(doc, indent=1, default=str))
             if fault:
                 fault("delta:journaled")
             for i, e in enumerate(entries):
@@ -140,77 +157,67 @@ class DeltaRsStore:
                     result.versions[e.name] = version
                 if fault and i == 0:
                     fault("delta:published_first")
-            os.unlink(journal)
+            self.files.delete(journal)
         finally:
             ACTIVE.discard(tx)
-        shutil.rmtree(folder, ignore_errors=True)
+        self.files.delete(folder)
         return result
 
     def recover(self) -> list[str]:
         done: list[str] = []
-        journals = os.path.join(self.internal, "journal")
-        for file in sorted(os.listdir(journals)) if os.path.isdir(journals) else []:
+        journals = self.sub("journal")
+        for file in self.files.children(journals):
             if not file.endswith(".json"):
                 continue
-            doc = json.loads(open(os.path.join(journals, file), encoding="utf-8").read())
+            doc = json.loads(self.files.read_text(f"{journals}/{file}"))
             entries = [Entry(**e) for e in doc["entries"]]
             published = []
             for e in entries:
                 if not _published(self, e, doc["marker"]):
                     _publish(self, e, doc["marker"])
                     published.append(e.name)
-            os.unlink(os.path.join(journals, file))
-            shutil.rmtree(os.path.join(self.internal, "staging", doc["tx"]), ignore_errors=True)
+            self.files.delete(f"{journals}/{file}")
+            self.files.delete(self.sub("staging", doc["tx"]))
             done.append(
                 f"completed an interrupted publish of {', '.join(e.name for e in entries)} "
                 f"(transaction {doc['tx']}; published now: {', '.join(published) or 'none'})"
             )
-        staging = os.path.join(self.internal, "staging")
-        for tx in sorted(os.listdir(staging)) if os.path.isdir(staging) else []:
+        staging = self.sub("staging")
+        for tx in self.files.children(staging):
             if orphan(tx):
-                shutil.rmtree(os.path.join(staging, tx), ignore_errors=True)
+                self.files.delete(f"{staging}/{tx}")
                 done.append(f"removed the staging of an interrupted run ({tx})")
         return done
 
 
-def _has_view_types(path: str) -> bool:
-    """Files written by a delta-rs MERGE store Arrow ``string_view`` types (DataFusion's);
-    pyarrow 26 cannot evaluate a pushed-down filter comparing them with the table's
-    ``string`` columns ("no kernel matching (string, string_view)"), so such files (the
-    DLQ tables' merged rows, few) are read eagerly and cast instead of scanned lazily."""
-    import pyarrow.parquet as pq
-
-    return any(_is_view(t) for t in pq.read_schema(path).types)
-
-
-def _is_view(t: pa.DataType) -> bool:
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        return True
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return _is_view(t.value_type)
+def _plain(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
+        return pa.list_(t.value_field.with_type(_plain(t.value_type)))
     if pa.types.is_struct(t):
-        return any(_is_view(t.field(i).type) for i in range(t.num_fields))
-    return False
+        return pa.struct([f.with_type(_plain(f.type)) for f in t])
+    return t
 
 
-def _as_schema(path: str, action: dict, part_cols: list[str], schema: pa.Schema) -> pa.Table:
-    import pyarrow.parquet as pq
-
-    data = pq.read_table(path)
-    for c in part_cols:
-        v = action.get(f"partition.{c}")
-        data = data.append_column(c, pa.array([v] * data.num_rows).cast(schema.field(c).type))
-    return data.select(schema.names).cast(schema)
+def plain_types(table: pa.Table) -> pa.Table:
+    """``table`` without Arrow view types (``string_view`` …). delta-rs's MERGE writes
+    Parquet files whose stored Arrow schema says ``string_view``; in a dataset beside
+    files that say ``string``, pyarrow cannot evaluate the filters DuckDB pushes down
+    (``equal`` has no kernel for string and string_view)."""
+    schema = pa.schema([f.with_type(_plain(f.type)) for f in table.schema])
+    return table if schema == table.schema else table.cast(schema)
 
 
 def _props(marker: str) -> CommitProperties:
     return CommitProperties(custom_metadata={"userMetadata": marker})
 
 
-def _read(path: str) -> pa.Table:
+def _read(store: DeltaRsStore, path: str) -> pa.Table:
     """A staged table, read through its file list (see the module docstring)."""
-    store = DeltaRsStore(os.path.dirname(path))
-    dataset, _v = store.dataset(os.path.basename(path))
+    dataset, _v = store.dataset_at(path)
     return dataset.to_table()
 
 
@@ -218,12 +225,12 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
     """One delta-rs commit for one table; its new version."""
     path = store.path(e.name)
     if e.how == "drop":
-        shutil.rmtree(path, ignore_errors=True)
+        store.files.delete(path)
         return None
-    data = _read(e.shadow)
+    data = _read(store, e.shadow)
     parts = [PARTITION] if PARTITION in data.column_names else None
     if e.how == "replace" or not store.is_table(e.name):
-        write_deltalake(
+        store.write(
             path,
             data,
             mode="overwrite",
@@ -236,7 +243,7 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
         from ..compile.render import render
 
         predicate = render(in_dates(e.dates or []), "duckdb")
-        write_deltalake(
+        store.write(
             path, data, mode="overwrite", predicate=predicate, commit_properties=_props(marker)
         )
     elif e.how == "key":
@@ -244,7 +251,7 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
         # parenthesised: DataFusion binds AND tighter than IS NOT DISTINCT FROM
         same = " AND ".join(f'(t."{c}" IS NOT DISTINCT FROM s."{c}")' for c in names)
         (
-            DeltaTable(path)
+            store.table(path)
             .merge(
                 data,
                 predicate=f't."{KEY}" = s."{KEY}"',
@@ -258,17 +265,17 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
             .execute()
         )
     else:
-        write_deltalake(path, data, mode="overwrite", commit_properties=_props(marker))
-    return DeltaTable(path).version()
+        store.write(path, data, mode="overwrite", commit_properties=_props(marker))
+    return store.table(path).version()
 
 
 def _published(store: DeltaRsStore, e: Entry, marker: str) -> bool:
     if e.how == "drop":
-        return not os.path.exists(store.path(e.name))
+        return not store.files.exists(store.path(e.name))
     if not store.is_table(e.name):
         return False
     after = e.before if e.before is not None else -1
-    for h in DeltaTable(store.path(e.name)).history():
+    for h in store.table(store.path(e.name)).history():
         if h.get("version", -1) > after and _marker_of(h) == marker:
             return True
     return False
@@ -276,13 +283,3 @@ def _published(store: DeltaRsStore, e: Entry, marker: str) -> bool:
 
 def _marker_of(commit: dict[str, Any]) -> str | None:
     return commit.get("userMetadata")
-
-
-def _write_durably(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

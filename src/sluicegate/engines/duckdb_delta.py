@@ -21,6 +21,8 @@ DuckDB runs every statement in memory; the durable tables live as Delta tables u
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import pyarrow as pa
@@ -31,6 +33,7 @@ from ..compile.render import col, ident
 from . import delta_rs
 from .delta_journal import INTERNAL, KEY, PARTITION, Entry, in_dates
 from .duckdb_engine import DuckDBEngine
+from .object_store import S3Settings, canonical, is_s3, unreachable_store
 from .storage import DELTA
 
 _ORIG = "_sg_delta_"
@@ -53,18 +56,26 @@ class DuckDBDeltaEngine(DuckDBEngine):
         wait_seconds: float = 0.0,
         profile: bool = False,
         fault: Any = None,
+        s3: S3Settings | None = None,
     ) -> None:
-        root = os.path.abspath(warehouse)
-        if os.path.isfile(root):
-            from ..errors import SluiceError
+        self._s3 = s3
+        self._own_tmp: str | None = None
+        if is_s3(warehouse):  # an object store: spill to a private local temp folder
+            root = canonical(warehouse).rstrip("/")
+            if temp_directory is None:
+                temp_directory = self._own_tmp = tempfile.mkdtemp(prefix="sluicegate-spill-")
+        else:
+            root = os.path.abspath(warehouse)
+            if os.path.isfile(root):
+                from ..errors import SluiceError
 
-            raise SluiceError(
-                f"the Delta warehouse {root} is a file; it must be a folder",
-                hint="point outputs.warehouse at a folder (e.g. ./warehouse) for format: delta",
-            )
-        os.makedirs(root, exist_ok=True)
-        # DuckDB creates only the last folder of its spill path: make the parents now
-        temp_directory = temp_directory or os.path.join(root, INTERNAL, "tmp")
+                raise SluiceError(
+                    f"the Delta warehouse {root} is a file; it must be a folder",
+                    hint="point outputs.warehouse at a folder (e.g. ./warehouse) for format: delta",
+                )
+            os.makedirs(root, exist_ok=True)
+            # DuckDB creates only the last folder of its spill path: make the parents now
+            temp_directory = temp_directory or os.path.join(root, INTERNAL, "tmp")
         os.makedirs(temp_directory, exist_ok=True)
         super().__init__(
             ":memory:",
@@ -72,25 +83,27 @@ class DuckDBDeltaEngine(DuckDBEngine):
             threads=threads,
             temp_directory=temp_directory,
             profile=profile,
+            s3=s3,
         )
         self.warehouse = root
-        self.store = self._open_store(root)
-        self.notices: list[str] = self.store.recover()
         if fault is None:
             from ..faults import checkpoint as fault
         self._fault = fault
         self._versions: dict[str, int] = {}  # published tables visible as views
         self._tx: dict[str, Entry] | None = None
         self._created: set[str] = set()
-        for name in self.store.tables():
-            self._show(name)
+        with unreachable_store(root, s3):
+            self.store = self._open_store(root)
+            self.notices: list[str] = self.store.recover()
+            for name in self.store.tables():
+                self._show(name)
 
     def change_feed(self, table: str) -> list[dict[str, Any]]:
         return self.store.change_feed(table)
 
     def _open_store(self, root: str) -> Any:
         """The table store under the engine (the Iceberg engine overrides it)."""
-        return delta_rs.DeltaRsStore(root)
+        return delta_rs.DeltaRsStore(root, self._s3)
 
     # -- reads of published tables --------------------------------------------------------
     def _show(self, name: str) -> None:
@@ -233,7 +246,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 q = exp.select("*").from_(table).where(in_dates(e.dates))
             else:
                 q = exp.select("*").from_(table)
-            payloads[e.name] = self.con.sql(self.render(q)).to_arrow_table()
+            payloads[e.name] = delta_rs.plain_types(self.con.sql(self.render(q)).to_arrow_table())
         self.last_commit = self.store.publish(
             [e for e in entries if e.how != "none"], payloads, fault=self._fault
         )
@@ -279,6 +292,8 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if self._tx is not None:
             self.rollback()
         super().close()
+        if self._own_tmp is not None:
+            shutil.rmtree(self._own_tmp, ignore_errors=True)
 
 
 def _durable_target(stmt: exp.Expression) -> str | None:

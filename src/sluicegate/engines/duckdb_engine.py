@@ -54,6 +54,7 @@ class DuckDBEngine(Engine):
         staging: bool = False,
         wait_seconds: float = 0.0,
         profile: bool = False,
+        s3: Any = None,
     ) -> None:
         """Open ``warehouse``.
 
@@ -62,8 +63,10 @@ class DuckDBEngine(Engine):
         holding it for the whole run would lock every reader out. ``wait_seconds`` retries
         a lock conflict (another process holds the file) with backoff before giving up.
         ``profile=True`` times every statement into :attr:`profile` (``run --profile``).
+        ``s3``: the ``object_store.S3Settings`` ``s3://`` sources are read with.
         """
         self.warehouse = warehouse
+        self.s3 = s3
         self.staging = staging and warehouse != ":memory:"
         self.wait_seconds = wait_seconds
         self._attached = False
@@ -117,6 +120,10 @@ class DuckDBEngine(Engine):
         """The lines relation of ``files`` (engines/duckdb_inputs.py: fast path + UTF-8 rescue)."""
         from .duckdb_inputs import load_lines
 
+        if self._remote(
+            files, table, lambda local: load_lines(self.con, self.render, local, table)
+        ):
+            return
         load_lines(self.con, self.render, files, table)
 
     def load_line_rows(self, rows: Any, table: str) -> None:
@@ -129,7 +136,22 @@ class DuckDBEngine(Engine):
         """Parquet rows by column name (union of the files' schemas) with 1-based row lineage."""
         from .duckdb_inputs import load_parquet
 
+        if self._remote(
+            files, table, lambda local: load_parquet(self.con, self.render, local, table)
+        ):
+            return
         load_parquet(self.con, self.render, files, table)
+
+    def _remote(self, files: Sequence[str], table: str, load: Any) -> bool:
+        """Read ``s3://`` files through local copies (engines/s3_inputs.py); False: none."""
+        from .object_store import is_s3
+
+        if not any(is_s3(f) for f in files):
+            return False
+        from .s3_inputs import read_via_copies
+
+        read_via_copies(files, table, self.s3, load, self.execute)
+        return True
 
     # -- tables ----------------------------------------------------------------
     def create_table_as(

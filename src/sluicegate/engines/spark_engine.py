@@ -38,6 +38,7 @@ from ..compile.render import ident
 from ..errors import SluiceError
 from .base import Engine
 from .capabilities import SPARK
+from .object_store import unreachable_store
 from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
 from .spark_session import open_session, resolve_spec
@@ -80,6 +81,7 @@ class SparkEngine(Engine):
         wholetext_max_bytes: int = DEFAULT_WHOLETEXT_MAX_BYTES,
         fault: Callable[[str], None] | None = None,
         table_format: str = "delta",
+        s3: Any = None,
     ) -> None:
         if not is_object_store(warehouse):
             warehouse = os.path.abspath(warehouse)
@@ -98,10 +100,15 @@ class SparkEngine(Engine):
             contract_remote=contract_remote,
         )
         self.spark, self._owned = open_session(self.spec)
-        self.store = store_class(table_format)(self.spark, warehouse)
+        if s3 is not None:  # s3:// warehouse or source: Hadoop's S3A settings (object_store.py)
+            from .object_store import apply_to_spark
+
+            apply_to_spark(self.spark, s3)
+        with unreachable_store(warehouse, s3):
+            self.store = store_class(table_format)(self.spark, warehouse)
+            #: what opening the warehouse repaired (an interrupted publish), for the run's log
+            self.notices: list[str] = self.store.recover()
         self.storage = self.store.capabilities
-        #: what opening the warehouse repaired (an interrupted publish), for the run's log
-        self.notices: list[str] = self.store.recover()
         self.wholetext_max_bytes = wholetext_max_bytes
         if fault is None:  # SLUICEGATE_FAULT=delta:journaled … kills the run there (tests)
             from ..faults import checkpoint as fault

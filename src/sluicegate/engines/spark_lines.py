@@ -20,8 +20,8 @@ spaces, tabs, CRs) dropped, ``_bad_utf8`` for a line holding bytes that are not 
 (replaced by U+FFFD). The whole-file reader decodes a file as one string, which would
 hide *which* line was bad, so a file that is not valid UTF-8 (checked in Python, by
 chunks) is read split-aware, where each line keeps its raw bytes. ``_source_file`` is
-the path as bound (not Spark's URI form): the scheme is removed and it is
-percent-decoded.
+the path as bound (not Spark's URI form): the ``file:`` scheme is removed (``s3a://``
+becomes ``s3://`` again) and it is percent-decoded.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ _GLOB_CHARS = "\\[]{}*?"
 
 
 def spark_path(path: str) -> str:
-    """Escape glob characters: Spark treats ``[``, ``{``, ``*`` and ``?`` in a path as a glob."""
+    """Escape glob characters: Spark treats ``[``, ``{``, ``*`` and ``?`` in a path as a glob.
+    ``s3://`` is read through Hadoop's S3A (``s3a://``)."""
+    if path.startswith("s3://"):
+        path = "s3a://" + path[len("s3://") :]
     return "".join("\\" + ch if ch in _GLOB_CHARS else ch for ch in path)
 
 
@@ -58,7 +61,7 @@ def bound_path(uri: Column) -> Column:
     Hadoop percent-encodes a path but leaves ``+`` alone, while ``url_decode`` reads ``+`` as
     a space: protect it first.
     """
-    no_scheme = F.regexp_replace(uri, r"^file:(//)?", "")
+    no_scheme = F.regexp_replace(F.regexp_replace(uri, r"^file:(//)?", ""), r"^s3a://", "s3://")
     return F.url_decode(F.replace(no_scheme, F.lit("+"), F.lit("%2B")))
 
 
@@ -88,7 +91,13 @@ def read_lines(
     """``(_source_file, _source_line, _line)`` for every non-blank line of ``files``."""
     if not files:
         return spark.createDataFrame([], LINES_SCHEMA)
-    whole = [f for f in files if os.path.getsize(f) <= wholetext_max_bytes and is_utf8(f)]
+    # an s3:// object is read split-aware (exact for any size or encoding) without first
+    # downloading it to the driver to measure and decode it
+    whole = [
+        f
+        for f in files
+        if not f.startswith("s3://") and os.path.getsize(f) <= wholetext_max_bytes and is_utf8(f)
+    ]
     chosen = set(whole)
     split = [f for f in files if f not in chosen]
     parts = []

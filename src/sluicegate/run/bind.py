@@ -17,6 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from ..contract.loader import LoadedContract
 from ..contract.models import Source, TableSource
 from ..contract.partitions import partition_names
 from ..errors import InputError
+from .bind_s3 import bind_object, changed_objects, is_s3, list_objects, object_root, settings_of
 
 CHUNK = 8 << 20
 BOM = b"\xef\xbb\xbf"
@@ -60,6 +62,8 @@ class Binding:
     #: source.format: iceberg / delta — the bound snapshot or version (bind_iceberg below,
     #: run/bind_delta.py)
     snapshot: dict | None = None
+    #: an ``s3://`` source: the object store settings it was bound with (run/bind_s3.py)
+    s3: Any = field(default=None, repr=False, compare=False)
 
     @property
     def raw_records(self) -> int:
@@ -99,6 +103,8 @@ def list_files(loaded: LoadedContract, spec: TableSource, what: str) -> list[str
     from .guards import check_file, check_root, walk_files
 
     raw = spec.path
+    if is_s3(raw):
+        return list_objects(loaded, spec, what)
     path = loaded.resolve_path(raw)
     text = str(path)
     follow = getattr(spec, "follow_symlinks", False)
@@ -222,11 +228,14 @@ def count_lines(data: bytes) -> tuple[int, int]:
     return counter.finish()
 
 
-def changed_since_bind(files: list[BoundFile]) -> list[str]:
+def changed_since_bind(files: list[BoundFile], s3_settings: Any = None) -> list[str]:
     """Bound files whose size or mtime differ now (or that are gone): a rewrite after the
     bind would publish values the manifest's SHA-256 does not describe."""
-    out = []
+    s3 = [(f.path, f.size, f.mtime) for f in files if is_s3(f.path)]
+    out = changed_objects(s3, s3_settings) if s3 and s3_settings is not None else []
     for f in files:
+        if is_s3(f.path):
+            continue
         try:
             st = os.stat(f.path)
         except OSError:
@@ -272,18 +281,27 @@ def parquet_rows(path: str) -> int:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
-def bind_files(files: list[str], spec: TableSource) -> list[BoundFile]:
-    """Bind files in parallel threads (hashing and numpy release the GIL), in path order."""
+def bind_files(files: list[str], spec: TableSource, s3: Any = None) -> list[BoundFile]:
+    """Bind files in parallel threads (hashing and numpy release the GIL), in path order.
+    ``s3``: the settings ``s3://`` objects are read with (run/bind_s3.py)."""
     header = spec.csv.header if spec.csv is not None else True
+
+    def one(f: str) -> BoundFile:
+        if is_s3(f):
+            return BoundFile(*bind_object(f, spec.format, s3, LineCounter(), csv_header=header))
+        return bind_file(f, spec.format, csv_header=header)
+
     if len(files) <= 1:
-        return [bind_file(f, spec.format, csv_header=header) for f in files]
+        return [one(f) for f in files]
     workers = min(len(files), max(os.cpu_count() or 1, 2), 8)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda f: bind_file(f, spec.format, csv_header=header), files))
+        return list(pool.map(one, files))
 
 
 def source_root(loaded: LoadedContract, spec: TableSource) -> str:
     """The folder partition discovery looks below: the path, its glob root or its parent."""
+    if is_s3(spec.path):
+        return object_root(spec)
     path = loaded.resolve_path(spec.path)
     if any(ch in spec.path for ch in "*?["):
         return os.path.abspath(glob_root(str(path)))
@@ -303,11 +321,13 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
         files = [BoundFile(*f) for f in fields]
         return Binding(files=files, format="delta", root="", partitions=[], snapshot=doc)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
+    s3 = settings_of(loaded) if is_s3(spec.path) else None
     return Binding(
-        files=bind_files(files, spec),
+        files=bind_files(files, spec, s3),
         format=spec.format,
         root=source_root(loaded, spec),
         partitions=partition_names(spec),
+        s3=s3,
     )
 
 

@@ -97,6 +97,8 @@ def walk_files(root: str, what: str) -> list[str]:
 
 def check_warehouse(path: str) -> None:
     """The warehouse must be a regular file, a folder, or not exist yet (``/dev/null`` is not)."""
+    if "://" in path:  # an object store URI (engines/object_store.py): nothing local to check
+        return
     if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
         raise InputError(
             f"outputs.warehouse {path} is {_kind(os.stat(path).st_mode)}",

@@ -241,7 +241,7 @@ def changed_violations(binding: Any) -> list[dict]:
     with their SHA-256 in the offsets ledger (run/offsets.py); nothing can change them."""
     if binding.format == "kafka":
         return []
-    changed = changed_since_bind(binding.files)
+    changed = changed_since_bind(binding.files, binding.s3)
     if not changed:
         return []
     more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""

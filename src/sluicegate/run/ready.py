@@ -45,6 +45,18 @@ def marker_path(loaded: LoadedContract) -> Path | None:
 
 def check_ready(loaded: LoadedContract) -> Path | None:
     """Raise :class:`NotReadyError` unless the marker exists; return the marker found."""
+    from .bind_s3 import is_s3, marker_uri, object_exists, settings_of
+
+    if loaded.contract.source.ready_when and is_s3(loaded.contract.source.path):
+        uri = marker_uri(loaded.contract.source)
+        if not object_exists(uri, settings_of(loaded)):
+            raise NotReadyError(
+                f"source of contract '{loaded.contract.name}' is not ready: "
+                f"marker {uri} does not exist (source.ready_when)",
+                hint="the upstream job has not finished writing this input; retry later "
+                "(exit code 4 — schedulers should retry, not alert). Nothing was published.",
+            )
+        return None
     m = marker_path(loaded)
     if m is None:
         return None
