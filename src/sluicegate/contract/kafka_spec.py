@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .secret import Secret
+
 #: Kafka's own rule for topic names (legal characters, at most 249 of them).
 TOPIC = r"^[A-Za-z0-9._-]{1,249}$"
 
@@ -28,7 +30,7 @@ class KafkaSecurity(BaseModel):
     protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
     username: str | None = None
-    password: str | None = None  # write ${secret:scope/key}, never the value
+    password: Secret | None = None  # write ${secret:scope/key}; only the driver reveals it
     ca_location: str | None = None  # a PEM file of trusted CAs (SSL, SASL_SSL)
 
     @model_validator(mode="after")

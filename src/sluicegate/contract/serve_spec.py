@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .secret import Secret
+
 TABLE_IDENT = r"^[a-z_][a-z0-9_]*$"
 
 
@@ -53,7 +55,7 @@ class ServeTarget(_Strict):
 
     name: str = Field(pattern=TABLE_IDENT)
     url: str = Field(pattern=r"^postgres(ql)?://")
-    password: str | None = None
+    password: Secret | None = None  # only engines/postgres.py reveals it
     schema_: str = Field(default="public", alias="schema", pattern=TABLE_IDENT)
     tables: list[ServeTable] = Field(min_length=1)
 
