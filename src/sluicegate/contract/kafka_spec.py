@@ -4,8 +4,9 @@ Why a section of its own rather than more keys on ``source``: everything here is
 *where records come from* (brokers, topics, offsets, credentials), nothing about what a
 record is — that stays in ``source.columns``, and each message's value is read exactly
 like one NDJSON line (docs/streaming.md § Kafka). Secrets (a SASL password) are written
-as ``${secret:scope/key}`` tokens: the loader resolves them and redacts them from every
-error, so the contract file never holds one.
+as ``${secret:scope/key}`` tokens: the loader resolves them to a :class:`~.secret.Secret`
+(shown as ``***``) that only engines/kafka_config.py reveals, so the contract file never
+holds one and no output can.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import core_schema
 
 #: Key paths (``*`` = any list index or mapping name) where ``${secret:…}`` is accepted:
@@ -78,6 +78,11 @@ class Secret:
             _to_secret,
             serialization=core_schema.plain_serializer_function_ser_schema(str),
         )
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+        """In the contract's JSON Schema a secret key is text (a ``${secret:…}`` token)."""
+        return handler(core_schema.str_schema())
 
 
 def _to_secret(v: Any) -> Secret:

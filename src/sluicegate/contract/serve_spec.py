@@ -1,7 +1,7 @@
 """The ``serve:`` section of a contract.
 
 A list of targets. Each names a PostgreSQL database (``url``; the password through
-``password: ${secret:…}`` or inside the URL, never printed), the schema tables are served
+``password: ${secret:…}``, a :class:`~.secret.Secret` revealed only by the driver), the schema tables are served
 into, and which published tables to serve: model dimensions, facts and marts, the quality
 facts (``outputs.facts``) and the DLQ summary (``dlq_summary``). A table is a name, or a
 mapping that renames it in PostgreSQL (``as``) and sets its key (``key``). What the names
