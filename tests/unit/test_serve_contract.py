@@ -55,7 +55,10 @@ def test_valid_serve_section_and_defaults(tmp_path):
     assert tables["quality_facts"].key == ("run_id", "check_id")
     assert "evaluated_at" in tables["quality_facts"].ignore
     assert tables["dlq_summary"].key == ("source_table", "reason", "status")
-    assert target.password == "pa$$-w0rd-hidden" and target.schema_ == "serving"
+    # the password carries its secrecy: shown as ***, plain only through reveal()
+    assert target.password.reveal() == "pa$$-w0rd-hidden" and target.schema_ == "serving"
+    assert str(target.password) == "***" and "pa$$" not in repr(loaded.contract)
+    assert "pa$$" not in loaded.contract.model_dump_json()
 
 
 def test_unknown_table_suggests_the_closest(tmp_path):

@@ -114,12 +114,6 @@ def check_contract(loaded: LoadedContract) -> None:
     if len({c.outputs.clean, c.outputs.quarantine, c.outputs.duplicates, c.outputs.facts}) < 4:
         add(("outputs",), "clean, quarantine, duplicates and facts must be four different tables")
     check_output_names(c, add)  # reserved and derived table names (compile/output_names.py)
-    secrets = loaded.redactor.secrets
-    for key, spec in [(("source", "path"), c.source)] + [
-        (("references", n, "path"), r) for n, r in c.references.items()
-    ]:
-        if any(s in spec.path for s in secrets):  # _source_file would store it in every row
-            add(key, "the path holds a secret; lineage stores paths in every row — move it")
     check_model(c, visible, add)  # model: section (compile/model/checks.py)
     check_serve(c, add)  # serve: section (compile/serve_plan.py)
     check_serve(c, add)  # serve: section (compile/serve_plan.py)

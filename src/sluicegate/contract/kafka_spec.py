@@ -4,8 +4,9 @@ Why a section of its own rather than more keys on ``source``: everything here is
 *where records come from* (brokers, topics, offsets, credentials), nothing about what a
 record is — that stays in ``source.columns``, and each message's value is read exactly
 like one NDJSON line (docs/streaming.md § Kafka). Secrets (a SASL password) are written
-as ``${secret:scope/key}`` tokens: the loader resolves them and redacts them from every
-error, so the contract file never holds one.
+as ``${secret:scope/key}`` tokens: the loader resolves them to a :class:`~.secret.Secret`
+(shown as ``***``) that only engines/kafka_config.py reveals, so the contract file never
+holds one and no output can.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .secret import Secret
 
 #: Kafka's own rule for topic names (legal characters, at most 249 of them).
 TOPIC = r"^[A-Za-z0-9._-]{1,249}$"
@@ -28,7 +31,7 @@ class KafkaSecurity(BaseModel):
     protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
     username: str | None = None
-    password: str | None = None  # write ${secret:scope/key}, never the value
+    password: Secret | None = None  # write ${secret:scope/key}; only the driver reveals it
     ca_location: str | None = None  # a PEM file of trusted CAs (SSL, SASL_SSL)
 
     @model_validator(mode="after")

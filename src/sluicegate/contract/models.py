@@ -20,6 +20,7 @@ from .kafka_spec import KafkaSource
 from .model_spec import Model
 from .notify_spec import Alert, Lineage
 from .object_store_spec import ObjectStore
+from .secret import Secret
 from .serve_spec import ServeTarget
 
 IDENT = r"^[a-z_][a-z0-9_]*$"
@@ -299,7 +300,8 @@ class EngineSection(Strict):
         default=None, pattern=r"^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|B)$", examples=["800MB", "4GB"]
     )
     threads: int | None = Field(default=None, ge=1, le=256)
-    options: dict[str, str] = Field(default_factory=dict)
+    #: a value may be ``${secret:…}`` (contract/secret.py); engines/options.py reveals it
+    options: dict[str, str | Secret] = Field(default_factory=dict)
 
 
 class Contract(Strict):

@@ -2,8 +2,8 @@
 OpenLineage events go.
 
 Both are optional and never change a run's verdict: a notifier that fails is recorded as
-a fact (``notify/record.py``), not raised. URLs may carry secrets (``${secret:…}``); the
-loader's redactor keeps them out of logs, facts and the report.
+a fact (``notify/record.py``), not raised. A URL takes no ``${secret:…}`` (it is shown in
+facts and messages; contract/secret.py lists the keys that accept one).
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .secret import Secret
+
 CREDENTIAL_KEYS = ("access_key_id", "secret_access_key", "session_token")
 _TOKEN_ONLY = re.compile(r"^\$\{\s*(secret:[^}]+|env:[^}]+)\}$")
 
@@ -37,9 +39,9 @@ class ObjectStore(BaseModel):
     path_style: bool | None = None
     #: plain HTTP to the endpoint; None = yes when the endpoint is ``http://``
     allow_http: bool | None = None
-    access_key_id: str | None = None  # write ${secret:scope/key} or ${env:NAME}
-    secret_access_key: str | None = None  # write ${secret:scope/key} or ${env:NAME}
-    session_token: str | None = None  # write ${secret:scope/key} or ${env:NAME}
+    access_key_id: Secret | None = None  # write ${secret:scope/key} or ${env:NAME}
+    secret_access_key: Secret | None = None  # write ${secret:scope/key} or ${env:NAME}
+    session_token: Secret | None = None  # write ${secret:scope/key} or ${env:NAME}
 
 
 def clear_text_credentials(data: Any) -> list[tuple[tuple[str, str], str]]:

@@ -1,7 +1,7 @@
 """The ``serve:`` section of a contract.
 
 A list of targets. Each names a PostgreSQL database (``url``; the password through
-``password: ${secret:…}`` or inside the URL, never printed), the schema tables are served
+``password: ${secret:…}``, a :class:`~.secret.Secret` revealed only by the driver), the schema tables are served
 into, and which published tables to serve: model dimensions, facts and marts, the quality
 facts (``outputs.facts``) and the DLQ summary (``dlq_summary``). A table is a name, or a
 mapping that renames it in PostgreSQL (``as``) and sets its key (``key``). What the names
@@ -23,6 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .secret import Secret
 
 TABLE_IDENT = r"^[a-z_][a-z0-9_]*$"
 
@@ -53,7 +55,7 @@ class ServeTarget(_Strict):
 
     name: str = Field(pattern=TABLE_IDENT)
     url: str = Field(pattern=r"^postgres(ql)?://")
-    password: str | None = None
+    password: Secret | None = None  # only engines/postgres.py reveals it
     schema_: str = Field(default="public", alias="schema", pattern=TABLE_IDENT)
     tables: list[ServeTable] = Field(min_length=1)
 

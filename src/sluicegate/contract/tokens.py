@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MIN_SECRET_CHARS, spellings
+from .secret import Secret, secret_allowed, secret_key_names, shown_form
 
 TOKEN = re.compile(r"\$\{([^}]*)\}")
 
@@ -50,8 +51,13 @@ class TokenError(Exception):
     """A token could not be resolved; ``message`` says which and how to supply it."""
 
 
-def substitute(text: str, ctx: TokenContext) -> str:
-    """Replace every token in ``text``. Raises :class:`TokenError` for an unknown one."""
+def substitute(text: str, ctx: TokenContext) -> str | Secret:
+    """Replace every token in ``text``. Raises :class:`TokenError` for an unknown one.
+
+    A text that held a ``${secret:…}`` token comes back as a :class:`Secret` (shown with
+    the token as ``***``), never as a plain string.
+    """
+    used_secret = False
 
     def repl(m: re.Match[str]) -> str:
         body = m.group(1).strip()
@@ -79,6 +85,8 @@ def substitute(text: str, ctx: TokenContext) -> str:
                     f"{MIN_SECRET_CHARS} are required (a short secret cannot be redacted "
                     "without corrupting other text, and is guessable from what is redacted)"
                 )
+            nonlocal used_secret
+            used_secret = True
             ctx.secrets_seen.add(value)
             _RESOLVED_SECRETS.update(spellings(value))
             return value
@@ -88,7 +96,8 @@ def substitute(text: str, ctx: TokenContext) -> str:
             f"unknown variable '{body}'; define it under vars: or pass --var {body}=VALUE"
         )
 
-    return TOKEN.sub(repl, text)
+    out = TOKEN.sub(repl, text)
+    return Secret(out, shown_form(text)) if used_secret else out
 
 
 def substitute_tree(
@@ -104,7 +113,14 @@ def substitute_tree(
         return [substitute_tree(v, ctx, path + (i,), on_error) for i, v in enumerate(node)]
     if isinstance(node, str) and "${" in node:
         try:
-            return substitute(node, ctx)
+            out = substitute(node, ctx)
+            if isinstance(out, Secret) and not secret_allowed(path):
+                raise TokenError(
+                    "holds a secret (${secret:…}); a secret is accepted only where it goes "
+                    f"straight to a driver: {secret_key_names()}. Anywhere else it would reach "
+                    "run ids, lineage, summaries or the run record — move it"
+                )
+            return out
         except TokenError as exc:
             if on_error is None:
                 raise

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract.secret import reveal
+
 _JAAS = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
@@ -41,7 +43,7 @@ def librdkafka_config(spec: Any, contract: str) -> dict[str, Any]:
     if sec.sasl_mechanism:
         conf["sasl.mechanisms"] = sec.sasl_mechanism
         conf["sasl.username"] = sec.username
-        conf["sasl.password"] = sec.password
+        conf["sasl.password"] = reveal(sec.password)  # the driver boundary
     if sec.ca_location:
         conf["ssl.ca.location"] = sec.ca_location
     return conf
@@ -58,7 +60,7 @@ def spark_options(spec: Any) -> dict[str, str]:
     }
     if sec.sasl_mechanism:
         user = _jaas_quote(sec.username or "")
-        pw = _jaas_quote(sec.password or "")
+        pw = _jaas_quote(reveal(sec.password) or "")  # the driver boundary
         opts["kafka.sasl.mechanism"] = sec.sasl_mechanism
         opts["kafka.sasl.jaas.config"] = (
             f'{_JAAS[sec.sasl_mechanism]} required username="{user}" password="{pw}";'

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..contract.secret import reveal
 from ..contract.tokens import remember_secret
 from ..errors import EngineUnavailable
 
@@ -100,9 +101,12 @@ class S3Settings:
             region=pick(spec and spec.region, "AWS_REGION", "AWS_DEFAULT_REGION") or DEFAULT_REGION,
             path_style=path_style,
             allow_http=allow_http,
-            access_key_id=pick(spec and spec.access_key_id, "AWS_ACCESS_KEY_ID"),
-            secret_access_key=pick(spec and spec.secret_access_key, "AWS_SECRET_ACCESS_KEY"),
-            session_token=pick(spec and spec.session_token, "AWS_SESSION_TOKEN"),
+            # the driver boundary: a contract credential is a Secret until here
+            access_key_id=pick(reveal(spec and spec.access_key_id), "AWS_ACCESS_KEY_ID"),
+            secret_access_key=pick(
+                reveal(spec and spec.secret_access_key), "AWS_SECRET_ACCESS_KEY"
+            ),
+            session_token=pick(reveal(spec and spec.session_token), "AWS_SESSION_TOKEN"),
         )
         remember_secret(out.secret_access_key)
         remember_secret(out.session_token)

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from ..contract.models import EngineSection
+from ..contract.secret import reveal
 
 #: DuckDB's buffer limit when the contract sets no ``engine.memory_limit``. DuckDB's own
 #: default is 80% of RAM, so a run grew with its input (2 GiB at 1M lines) instead of
@@ -47,6 +48,7 @@ def contract_options(
         return {
             "contract_master": cfg.master,
             "contract_remote": cfg.remote,
-            "options": cfg.options or None,
+            # the driver boundary: a ${secret:…} option is revealed only here
+            "options": {k: reveal(v) for k, v in cfg.options.items()} or None,
         }
     return {}

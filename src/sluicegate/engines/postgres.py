@@ -26,6 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
+from ..contract.secret import Secret, reveal
 from ..errors import ServeError
 
 
@@ -57,9 +58,15 @@ class PostgresTarget:
     """
 
     def __init__(
-        self, url: str, *, password: str | None, label: str, connect_timeout: int = 10
+        self,
+        url: str,
+        *,
+        password: Secret | str | None,
+        label: str,
+        connect_timeout: int = 10,
     ) -> None:
         self.label = label
+        password = reveal(password)  # the driver boundary: the only place it is plain
         self._secrets = [s for s in (password, urlsplit(url).password) if s]
         with self._mapped("connect"):
             self.conn = adbc.connect(connect_uri(url, password, connect_timeout), autocommit=False)
