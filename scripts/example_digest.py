@@ -3,7 +3,7 @@
 A refactor that "changes no behaviour" must leave what a run *publishes* unchanged. This
 script runs ``examples/orders`` and ``examples/retail`` (a fixed 5,000-line generated feed)
 through the ``sluicegate`` CLI from a fixed scratch folder, reads every published table
-(the DuckDB warehouse file, or the Spark engine's Parquet warehouse folder) and the
+(the DuckDB warehouse file, or a warehouse folder of Parquet or Delta tables) and the
 Parquet fact export back with DuckDB, sorts the rows, and prints one SHA-256 per output.
 
 Wall-clock columns (``run_started_at``, ``published_at``, ``_dlq_timestamp``, the metrics
@@ -107,6 +107,14 @@ def digest_outputs(folder: Path) -> dict[str, str]:
             con.execute("DETACH wh")
         elif wh.is_dir():
             for t in sorted(p for p in wh.iterdir() if p.is_dir() and p.name[0] != "."):
+                if (t / "_delta_log").is_dir():  # a Delta table: its current version only
+                    from deltalake import DeltaTable
+
+                    con.register("delta_table", DeltaTable(str(t)).to_pyarrow_table())
+                    n, h = _digest_relation(con, "delta_table")
+                    con.unregister("delta_table")
+                    out[f"table {t.name}"] = f"{n} rows {h}"
+                    continue
                 files = sorted(str(f) for f in t.rglob("*.parquet"))
                 if not files:
                     out[f"table {t.name}"] = "0 rows (no files)"

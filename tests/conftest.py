@@ -120,7 +120,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 #: Wall-clock seconds the Spark tests of one pytest run may take before the rest are
 #: skipped (with this reason, listed by ``-rs``): CI has 90 minutes for everything on two
 #: cores, and a Spark test on a loaded machine can take ten times its idle time.
-SPARK_BUDGET_S = float(os.environ.get("SLUICEGATE_SPARK_BUDGET_S", "1800"))
+SPARK_BUDGET_S = float(os.environ.get("SLUICEGATE_SPARK_BUDGET_S", "1200"))
 _spark_started: list[float] = []
 
 
