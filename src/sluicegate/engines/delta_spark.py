@@ -356,7 +356,7 @@ def _publish(store: DeltaStore, e: Entry, marker: str) -> int | None:
         w = _writer(shadow.where(cond), "overwrite").option("replaceWhere", cond)
         w.option("userMetadata", marker).save(path)
         return table_version(spark, path)
-    if e.how == "key":
+    if e.how == "key" and _unique_keys(shadow):
         spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", marker)
         try:
             spark.sql(render(_merge(path, e.shadow, list(shadow.columns)), "spark"))
@@ -415,6 +415,13 @@ def _merge(path: str, shadow: str, columns: list[str]) -> exp.Merge:
         on=exp.EQ(this=col(KEY, "t"), expression=col(KEY, "s")),
         whens=exp.Whens(expressions=whens),
     )
+
+
+def _unique_keys(shadow: DataFrame) -> bool:
+    """A keyed MERGE is right only where ``_dlq_sk`` names one row (the inbox, the outbox);
+    the audit trail holds a row per change of a key, so it is published whole instead
+    (a MERGE would stop on DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE)."""
+    return shadow.groupBy(KEY).count().where("count > 1").limit(1).count() == 0
 
 
 def changed_dates(spark: SparkSession, shadow: str) -> list:
