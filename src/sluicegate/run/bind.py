@@ -64,6 +64,10 @@ class Binding:
     snapshot: dict | None = None
     #: an ``s3://`` source: the object store settings it was bound with (run/bind_s3.py)
     s3: Any = field(default=None, repr=False, compare=False)
+    #: False when the bound records cannot change under the run because they were
+    #: captured at the bind (a Kafka batch, held with its SHA-256 in the offsets ledger):
+    #: there is no file to re-check before the publish (run/publish.py)
+    files_can_change: bool = True
 
     @property
     def raw_records(self) -> int:

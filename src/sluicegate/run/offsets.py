@@ -116,6 +116,7 @@ class KafkaIncremental(Incremental):
                 bind_s.BoundFile(r.path, r.bytes, 0.0, r.sha256, r.records, 0) for r in self.reads
             ],
             format="kafka",
+            files_can_change=False,
         )
         self.files = list(binding.files)
         ctx.counts.incremental = self.metrics()

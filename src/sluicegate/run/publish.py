@@ -237,9 +237,9 @@ def _naive(t: dt.datetime) -> str:
 def changed_violations(binding: Any) -> list[dict]:
     """Inputs rewritten between the bind and now (after every read): refuse, exit 3.
 
-    A Kafka batch has no files: its records were read once, at the bind, and are held
-    with their SHA-256 in the offsets ledger (run/offsets.py); nothing can change them."""
-    if binding.format == "kafka":
+    A binding whose records were captured at the bind (``files_can_change`` False: a
+    Kafka batch, held with its SHA-256 in the offsets ledger) has nothing to re-check."""
+    if not binding.files_can_change:
         return []
     changed = changed_since_bind(binding.files, binding.s3)
     if not changed:
