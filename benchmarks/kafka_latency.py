@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import glob
 import json
 import os
 import signal
@@ -90,6 +89,20 @@ def produce(broker: Broker, topic: str, rate: float, seconds: float, sent: list[
     p.flush(60)
 
 
+def delta_files(folder: Path) -> list[str]:
+    """The data files of the Delta table at ``folder`` at its current version, from its log
+    (Spark stores Delta tables: a glob of the folder would also count removed files);
+    empty before the first commit. Read by delta-rs, not by Spark."""
+    from deltalake import DeltaTable
+
+    if not (folder / "_delta_log").is_dir():
+        return []
+    try:
+        return list(DeltaTable(str(folder)).file_uris())
+    except Exception:  # noqa: BLE001 - a commit in progress: ask again
+        return []
+
+
 def published(engine: str, root: Path) -> list[tuple[float, float]]:
     """(produced_at, published_at) of every published record, read from the warehouse."""
     con = duckdb.connect()
@@ -97,17 +110,18 @@ def published(engine: str, root: Path) -> list[tuple[float, float]]:
         if engine == "spark":
             wh = root / "wh"
             parts = []
-            for t in ("clean", "dlq", "dups"):
-                files = glob.glob(str(wh / t / "**" / "*.parquet"), recursive=True)
+            for t in ("clean", "dlq", "dups", "_sluicegate_runs"):
+                files = delta_files(wh / t)
                 if files:
-                    parts.append(
-                        f"SELECT produced_at, _run_id FROM read_parquet({files!r}, "
-                        "hive_partitioning = true, union_by_name = true)"
+                    con.execute(
+                        f"CREATE VIEW t_{t} AS SELECT * FROM read_parquet(?, union_by_name = true)",
+                        [files],
                     )
-            runs = glob.glob(str(wh / "_sluicegate_runs" / "**" / "*.parquet"), recursive=True)
-            if not parts or not runs:
+                    if t != "_sluicegate_runs":
+                        parts.append(f"SELECT produced_at, _run_id FROM t_{t}")
+            if not parts or not delta_files(wh / "_sluicegate_runs"):
                 return []
-            con.execute(f"CREATE VIEW r AS SELECT * FROM read_parquet({runs!r})")
+            con.execute("CREATE VIEW r AS SELECT * FROM t__sluicegate_runs")
         else:
             db = root / "wh.duckdb"
             if not db.exists():

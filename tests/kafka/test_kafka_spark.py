@@ -5,7 +5,7 @@ broker through ``spark-sql-kafka-0-10``: a backlog in several bounded batches, a
 SIGKILLed inside the publish transaction (nothing of its batch may show), another
 SIGKILLed after sluicegate's COMMIT but before Spark's commit log (Spark replays that
 batch after the restart: the offsets ledger makes the replay a no-op), then a restart
-that finishes the topic. The warehouse's Parquet files are read with DuckDB and judged
+that finishes the topic. The warehouse's Delta tables are read by delta-rs and queried with DuckDB and judged
 by the plain-Python oracle over the topic as a plain consumer reads it.
 """
 
@@ -21,6 +21,7 @@ import duckdb
 import pytest
 
 from tests.conftest import SLUICEGATE
+from tests.delta_read import delta_dicts, is_delta
 from tests.kafka.conftest import kafka_contract
 from tests.kafka.helpers import DAY, assert_contiguous, produce, rec, topic_records
 from tests.kafka.oracle import oracle
@@ -41,16 +42,27 @@ def sluicegate(*args: str, fault: str | None = None, cwd: Path) -> subprocess.Co
 
 
 def parquet(wh: Path, table: str, sql: str) -> list[tuple]:
-    files = glob.glob(str(wh / table / "**" / "*.parquet"), recursive=True)
-    if not files:
-        return []
+    """``sql`` over view ``t``: the table's current rows. Spark stores Delta tables, read
+    here by delta-rs from the log (a glob of the folder would also count removed files)."""
+    folder = wh / table
     con = duckdb.connect()
     try:
-        con.execute(
-            "CREATE VIEW t AS SELECT * FROM read_parquet(?, hive_partitioning = true, "
-            "union_by_name = true)",
-            [files],
-        )
+        if is_delta(folder):
+            import pyarrow as pa
+
+            rows = delta_dicts(folder)
+            if not rows:
+                return []
+            con.register("t", pa.Table.from_pylist(rows))
+        else:
+            files = glob.glob(str(folder / "**" / "*.parquet"), recursive=True)
+            if not files:
+                return []
+            con.execute(
+                "CREATE VIEW t AS SELECT * FROM read_parquet(?, hive_partitioning = true, "
+                "union_by_name = true)",
+                [files],
+            )
         return con.execute(sql).fetchall()
     finally:
         con.close()
