@@ -15,6 +15,13 @@ Refused, because reading the data files as plain Parquet would be wrong:
 * partition columns (their values live in the log, not in the files);
 * any other reader feature this module does not know;
 * a file without ``numRecords`` stats (there would be no independent count).
+
+On an object store (``source.path: s3://bucket/table``) the same binding runs through
+delta-rs's own S3 client (``S3Settings.delta_options``) and pyarrow's (the probe for
+``_delta_log`` and the commit file's timestamp); the data files are ``s3://`` URIs. A
+store that refuses the request (bad keys, no permission, no such bucket) is blamed on
+``object_store`` with the store's first line, never on the table — so "no such table"
+and "the credentials are wrong" are two different errors.
 """
 
 from __future__ import annotations
@@ -23,8 +30,15 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
+
+from .object_store import is_s3, key_path
+
+if TYPE_CHECKING:
+    from .object_store import S3Settings
 
 #: Reader features whose tables are still "the union of their Parquet files".
 _HARMLESS = frozenset({"timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"})
@@ -53,20 +67,27 @@ class BoundVersion:
     data_files: list[tuple[str, int]] = field(default_factory=list)
 
 
-def bind_version(path: str, version: int | None, as_of: str | None) -> BoundVersion:
-    """Resolve the version of the Delta table at ``path`` a run reads (module docstring)."""
+def bind_version(
+    path: str, version: int | None, as_of: str | None, s3: S3Settings | None = None
+) -> BoundVersion:
+    """Resolve the version of the Delta table at ``path`` (a folder, or an ``s3://`` URI
+    read with ``s3``) a run reads (module docstring)."""
     import pyarrow as pa
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    if not os.path.isdir(os.path.join(path, "_delta_log")):
+    remote = is_s3(path)
+    if remote:
+        path = path.rstrip("/")
+    if not _has_log(path, s3):
         raise DeltaSourceProblem(
             "path",
             f"{path} is not a Delta table (it has no _delta_log folder)",
             "point source.path at the table's folder, or use format: parquet for plain files",
         )
+    options = (s3 or _default_s3()).delta_options() if remote else None
     try:
-        table = DeltaTable(path, version=version) if version is not None else DeltaTable(path)
+        table = DeltaTable(path, version=version, storage_options=options)
         if as_of is not None:
             table.load_as_version(_when(as_of))
     except DeltaSourceProblem:
@@ -75,11 +96,13 @@ def bind_version(path: str, version: int | None, as_of: str | None) -> BoundVers
         raise DeltaSourceProblem(
             "path", f"{path} is not a readable Delta table", "check source.path"
         ) from None
+    except OSError as exc:  # delta-rs: the store refused a request (keys, permission)
+        raise _refused(path, s3, exc) from None
     except Exception as exc:  # noqa: BLE001 - delta-rs raises plain exceptions for bad versions
         key = "version" if version is not None else "as_of" if as_of is not None else "path"
         raise DeltaSourceProblem(
             key,
-            f"cannot load {_what(version, as_of)} of the Delta table {path}: {exc}",
+            f"cannot load {_what(version, as_of)} of the Delta table {path}: {_first(exc)}",
             "bind a version the table still has (its history: DESCRIBE HISTORY, or "
             "deltalake's DeltaTable.history())",
         ) from None
@@ -94,14 +117,13 @@ def bind_version(path: str, version: int | None, as_of: str | None) -> BoundVers
                 "statistics in the log, so its raw count cannot be taken independently",
                 "rewrite the table with statistics (Spark and delta-rs write them by default)",
             )
-        rel = unquote(a["path"])
-        files.append((rel if os.path.isabs(rel) else os.path.join(path, rel), a["num_records"]))
+        files.append((_data_file(path, unquote(a["path"])), a["num_records"]))
     files.sort()
     schema_doc = json.dumps(json.loads(table.schema().to_json()), sort_keys=True)
     return BoundVersion(
         table=path,
         version=table.version(),
-        committed_at=_committed_at(path, table.version()),
+        committed_at=_committed_at(path, table.version(), s3),
         schema_fingerprint=hashlib.sha256(schema_doc.encode()).hexdigest(),
         record_count=sum(n for _p, n in files),
         data_files=files,
@@ -164,21 +186,75 @@ def _what(version: int | None, as_of: str | None) -> str:
     return f"the version current at {as_of}" if as_of is not None else "the latest version"
 
 
-def _committed_at(path: str, version: int) -> str:
+def _committed_at(path: str, version: int, s3: S3Settings | None = None) -> str:
     """The bound version's commit timestamp: its commit file's ``inCommitTimestamp`` or
     ``commitInfo.timestamp``, else the file's modification time (the protocol's fallback).
     Read from the file: delta-rs's ``history()`` of a table loaded at an old version
     numbers its entries from the latest one."""
-    commit = os.path.join(path, "_delta_log", f"{version:020d}.json")
+    commit = f"{path}/_delta_log/{version:020d}.json"
     try:
-        with open(commit, encoding="utf-8") as fh:
-            for line in fh:
-                info = json.loads(line).get("commitInfo") if line.strip() else None
-                if info:
-                    ms = info.get("inCommitTimestamp", info.get("timestamp"))
-                    if ms is not None:
-                        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
-        ms = os.stat(commit).st_mtime * 1000
+        if is_s3(path):
+            fs = (s3 or _default_s3()).arrow_fs()
+            with fs.open_input_stream(key_path(commit)) as fh:
+                lines = fh.read().decode("utf-8").splitlines()
+            mtime = fs.get_file_info(key_path(commit)).mtime
+            ms = mtime.timestamp() * 1000 if mtime is not None else None
+        else:
+            with open(commit, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+            ms = os.stat(commit).st_mtime * 1000
     except OSError:  # the commit file was cleaned up after a checkpoint
         return ""
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
+    for line in lines:
+        info = json.loads(line).get("commitInfo") if line.strip() else None
+        if info and info.get("inCommitTimestamp", info.get("timestamp")) is not None:
+            ms = info.get("inCommitTimestamp", info.get("timestamp"))
+            break
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat() if ms is not None else ""
+
+
+def _data_file(table: str, rel: str) -> str:
+    """An add action's path (relative to the table, or absolute) as the file to read."""
+    if "://" in rel or os.path.isabs(rel):
+        return "s3://" + rel.split("://", 1)[1] if is_s3(rel) else rel
+    return f"{table}/{rel}" if is_s3(table) else os.path.join(table, rel)
+
+
+def _default_s3() -> S3Settings:
+    from .object_store import S3Settings
+
+    return S3Settings.resolve()
+
+
+def _has_log(path: str, s3: S3Settings | None) -> bool:
+    """Is there a ``_delta_log`` below ``path``? On S3 a refused probe is the store's
+    problem (:func:`_refused`), not a missing table."""
+    if not is_s3(path):
+        return os.path.isdir(os.path.join(path, "_delta_log"))
+    import pyarrow.fs as pafs
+
+    try:
+        info = (s3 or _default_s3()).arrow_fs().get_file_info(key_path(path) + "/_delta_log")
+    except OSError as exc:
+        raise _refused(path, s3, exc) from None
+    return info.type == pafs.FileType.Directory
+
+
+def _first(exc: BaseException) -> str:
+    """An error's first line without ANSI colours (delta-rs's S3 errors are multi-line,
+    coloured, and end with the store's XML body)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
+def _refused(path: str, s3: S3Settings | None, exc: BaseException) -> DeltaSourceProblem:
+    """The store's refusal in one line (ANSI colours and the XML body cut off). Its
+    clients name the endpoint, bucket and key, never the secret key."""
+    first = _first(exc)
+    where = (s3.endpoint if s3 is not None else None) or "AWS S3"
+    return DeltaSourceProblem(
+        "object_store",
+        f"the object store at {where} refused to read the Delta table {path}: {first}",
+        "check object_store: (endpoint, region, path_style) and the credentials "
+        "(${secret:…} tokens or AWS_* variables) and their read permission on the bucket",
+    )

@@ -321,9 +321,9 @@ def bind(loaded: LoadedContract, files: list[str] | None = None) -> Binding:
     if spec.format == "delta":
         from .bind_delta import bind_delta
 
-        fields, doc = bind_delta(loaded)
+        fields, doc, s3 = bind_delta(loaded)
         files = [BoundFile(*f) for f in fields]
-        return Binding(files=files, format="delta", root="", partitions=[], snapshot=doc)
+        return Binding(files=files, format="delta", root="", partitions=[], snapshot=doc, s3=s3)
     files = list_files(loaded, spec, "source") if files is None else sorted(files)
     s3 = settings_of(loaded) if is_s3(spec.path) else None
     return Binding(

@@ -116,6 +116,26 @@ def bind_object(
     return (uri, info.size or 0, mtime, h.hexdigest(), records, blanks)
 
 
+def hash_object(uri: str, records: int, s3: S3Settings) -> tuple[str, int, float, str, int, int]:
+    """A ``BoundFile``'s fields for an object whose record count is known already (a Delta
+    data file: its add action's ``numRecords``): hashed as it streams, never counted."""
+    fs = s3.arrow_fs()
+    h = hashlib.sha256()
+    try:
+        info = fs.get_file_info(key_path(uri))
+        with fs.open_input_stream(key_path(uri)) as f:
+            for chunk in iter(lambda: f.read(CHUNK), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read Delta data file {uri}: {str(exc).splitlines()[0]}",
+            hint="the log lists an object that is gone or unreadable (a VACUUM too short?, "
+            "no read permission?); bind a version whose files exist",
+        ) from None
+    mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+    return (uri, info.size or 0, mtime, h.hexdigest(), records, 0)
+
+
 def changed_objects(uris: list[tuple[str, int, float]], s3: S3Settings) -> list[str]:
     """Bound objects whose size or last-modified time differ now (or that are gone)."""
     import pyarrow.fs as pafs
@@ -164,6 +184,8 @@ def object_exists(uri: str, s3: S3Settings) -> bool:
 
 __all__ = [
     "bind_object",
+    "canonical",
+    "hash_object",
     "changed_objects",
     "is_s3",
     "list_objects",
