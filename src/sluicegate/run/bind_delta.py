@@ -49,9 +49,9 @@ def bind_delta(loaded: LoadedContract) -> tuple[list[FileFields], dict[str, Any]
     try:
         bound = bind_version(path, spec.version, spec.as_of, s3)
     except DeltaSourceProblem as p:
-        err = loaded.error(_blamed(loaded, p.key), p.message)
-        err.hint = p.hint
-        raise loaded.located(err) from None
+        err = loaded.located(loaded.error(_blamed(loaded, p.key), p.message))
+        err.hint = p.hint  # after located(): it rebuilds the error (redacted), hint-less
+        raise err from None
     files = [hash_object(p, n, s3) if s3 else _hash(p, n) for p, n in bound.data_files]
     doc = asdict(bound)
     doc.pop("data_files")
