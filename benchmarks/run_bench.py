@@ -377,12 +377,25 @@ def run_pipeline(
     return res
 
 
+#: the Iceberg rows' catalog (a SQLite file in the run's scratch dir) and namespace
+ICEBERG_NAMESPACE = "bench"
+
+
 def as_format(contract: Path, table_format: str, tmp: Path) -> Path:
     """A copy of ``contract`` in ``tmp`` with ``outputs.format`` set (its paths are all
-    ``--var``s, so the copy reads the same feed)."""
+    ``--var``s, so the copy reads the same feed). Iceberg adds a SQLite catalog in ``tmp``
+    and publishes into its namespace ``bench``."""
     text = contract.read_text(encoding="utf-8")
     out = tmp / f"contract-{table_format}.yml"
-    out.write_text(text.replace("\noutputs:\n", f"\noutputs:\n  format: {table_format}\n", 1))
+    keys = f"  format: {table_format}\n"
+    if table_format == "iceberg":
+        keys += f"  catalog: lake\n  namespace: {ICEBERG_NAMESPACE}\n"
+        catalog = (
+            f'catalogs:\n  lake: {{type: sql, uri: "sqlite:///{tmp / "catalog.db"}", '
+            f'warehouse: "{tmp / "iceberg"}"}}\n'
+        )
+        text = text.replace("\noutputs:\n", f"\n{catalog}outputs:\n", 1)
+    out.write_text(text.replace("\noutputs:\n", f"\noutputs:\n{keys}", 1))
     return out
 
 
@@ -419,7 +432,9 @@ def sluicegate_pipeline(
         argv,
         sluicegate_counts,
         ok_codes=(0, 1),  # 1 = the gate failed: still a finished, countable run
-        published=lambda tmp: published_counts(tmp / warehouse, tmp / "export"),
+        published=lambda tmp: published_counts(
+            tmp / warehouse, tmp / "export", table_format=table_format, root=tmp
+        ),
     )
 
 
@@ -440,6 +455,10 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
         # the same run with outputs.format: delta (DuckDB computes, delta-rs publishes)
         chosen.append(
             sluicegate_pipeline("sluicegate-delta", exe, contract, "warehouse", [], "delta")
+        )
+        # outputs.format: iceberg (DuckDB computes, pyiceberg publishes into a SQL catalog)
+        chosen.append(
+            sluicegate_pipeline("sluicegate-iceberg", exe, contract, "warehouse", [], "iceberg")
         )
     spark_skip = None  # why both Spark rows are skipped
     if args.skip_spark:

@@ -20,17 +20,24 @@ import duckdb
 
 FACT = "fct_sales"
 DIMENSION = "dim_customer"
+ICEBERG_NAMESPACE = "bench"  # run_bench.py's Iceberg rows publish there
 
 
 def _lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
-    """Fact rows and checksums from the export, dimension rows from the warehouse.
+def published_counts(
+    warehouse: Path, export: Path, *, table_format: str | None = None, root: Path | None = None
+) -> dict[str, Any]:
+    """Fact rows and checksums, and dimension rows, read back from what the run published.
 
-    Keys as in the generator's ``expected.json``; a missing output is reported as an
-    ``output_error`` (the truth check then fails) rather than raised.
+    The DuckDB file (``table_format`` None): the facts from the export, the dimension from
+    the warehouse file. Delta and Iceberg: both from the published tables themselves — the
+    files a Delta table's current version lists (delta-rs), the current snapshot of an
+    Iceberg table in the catalog ``<root>/catalog.db`` (pyiceberg) — and the export must
+    agree with the fact table. Keys as in the generator's ``expected.json``; a missing
+    output is reported as an ``output_error`` (the truth check then fails), never raised.
     """
     out: dict[str, Any] = {}
     con = duckdb.connect()
@@ -39,17 +46,23 @@ def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
         if not files:
             return {"output_error": f"no fact export under {export / FACT}"}
         listed = "[" + ", ".join(_lit(str(f)) for f in files) + "]"
-        rows, qty, amount, version = con.execute(
-            "SELECT count(*), sum(quantity), sum(amount), sum(dim_customer_version) "
-            f"FROM read_parquet({listed}, hive_partitioning = false)"
-        ).fetchone()
-        out["fact_rows"] = int(rows)
-        out["fact_checksum"] = {
-            "sum_quantity": int(qty or 0),
-            "sum_amount": round(float(amount or 0), 2),
-            "sum_customer_version": int(version or 0),
-        }
-        if warehouse.is_dir():  # a Delta warehouse: the files the table's log lists
+        con.execute(
+            f"CREATE VIEW export_facts AS SELECT * FROM read_parquet({listed}, "
+            "hive_partitioning = false)"
+        )
+        exported = _fact_sums(con, "export_facts")
+        if table_format in ("delta", "iceberg"):
+            for name in (FACT, DIMENSION):
+                problem = _register_table(con, name, table_format, warehouse, root)
+                if problem:
+                    out["output_error"] = problem
+                    return out
+            out.update(_fact_sums(con, FACT))
+            if exported != _fact_sums(con, FACT):
+                out["output_error"] = f"the export disagrees with the {FACT} table: {exported}"
+            query = f"SELECT count(*) FROM {DIMENSION}"
+        elif warehouse.is_dir():  # a Delta warehouse: the files the table's log lists
+            out.update(exported)
             dim_files = delta_files(warehouse / DIMENSION)
             if not dim_files:
                 out["output_error"] = f"no {DIMENSION} dataset under {warehouse}"
@@ -57,6 +70,7 @@ def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
             dim_list = "[" + ", ".join(_lit(f) for f in dim_files) + "]"
             query = f"SELECT count(*) FROM read_parquet({dim_list})"
         else:
+            out.update(exported)
             con.execute(f"ATTACH {_lit(str(warehouse))} AS wh (READ_ONLY)")
             query = f"SELECT count(*) FROM wh.{DIMENSION}"
         out["customer_dim_rows"] = int(con.execute(query).fetchone()[0])
@@ -65,6 +79,52 @@ def published_counts(warehouse: Path, export: Path) -> dict[str, Any]:
     finally:
         con.close()
     return out
+
+
+def _fact_sums(con: Any, relation: str) -> dict[str, Any]:
+    rows, qty, amount, version = con.execute(
+        f"SELECT count(*), sum(quantity), sum(amount), sum(dim_customer_version) FROM {relation}"
+    ).fetchall()[0]  # fetched to the end: the connection is used again
+    return {
+        "fact_rows": int(rows),
+        "fact_checksum": {
+            "sum_quantity": int(qty or 0),
+            "sum_amount": round(float(amount or 0), 2),
+            "sum_customer_version": int(version or 0),
+        },
+    }
+
+
+def _register_table(
+    con: Any, name: str, table_format: str, warehouse: Path, root: Path | None
+) -> str | None:
+    """Make the published table ``name`` a DuckDB view ``name``; a problem as text."""
+    if table_format == "delta":
+        found = delta_files(warehouse / name)
+        if not found:
+            return f"no Delta table {name} under {warehouse}"
+        listed = "[" + ", ".join(_lit(f) for f in found) + "]"
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({listed})")
+        return None
+    data = iceberg_table(root or warehouse.parent, name)
+    if data is None:
+        return f"no Iceberg table {ICEBERG_NAMESPACE}.{name} in {root}/catalog.db"
+    con.register(name, data)
+    return None
+
+
+def iceberg_table(root: Path, name: str) -> Any:
+    """The current snapshot of ``bench.<name>`` in the SQLite catalog ``<root>/catalog.db``,
+    read by pyiceberg as Arrow (None when the table is missing)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog(
+        "lake", uri=f"sqlite:///{root / 'catalog.db'}", warehouse=f"file://{root / 'iceberg'}"
+    )
+    ident = f"{ICEBERG_NAMESPACE}.{name}"
+    if not catalog.table_exists(ident):
+        return None
+    return catalog.load_table(ident).scan().to_arrow()
 
 
 def delta_files(table: Path) -> list[str]:

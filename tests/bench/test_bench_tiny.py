@@ -419,11 +419,13 @@ def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any
 
 
 @pytest.mark.duckdb
-@pytest.mark.parametrize("row", ["sluicegate", "sluicegate-delta"])
+@pytest.mark.parametrize("row", ["sluicegate", "sluicegate-delta", "sluicegate-iceberg"])
 def test_harness_checks_what_sluicegate_published(tmp_path: Path, row: str) -> None:
-    """The sluicegate rows (DuckDB file; DuckDB + Delta) are judged on their metrics *and*
-    on the fact export and dimension they published, read back after the run (the Delta
-    dimension through delta-rs's file list): fact rows and checksums, dimension rows."""
+    """The sluicegate rows (DuckDB file; DuckDB + Delta; DuckDB + Iceberg) are judged on
+    their metrics *and* on what they published, read back after the run: the DuckDB file's
+    fact export and dimension table; Delta's and Iceberg's fact and dimension tables
+    themselves (through delta-rs's file list, through pyiceberg), which the export must
+    equal: fact rows and checksums, dimension rows."""
     record = _run_harness(tmp_path, row)
     assert record["correct"] is True, record["runs"]
     reported = record["runs"][0]["reported"]
