@@ -55,11 +55,10 @@ def record_snapshot(ctx: RunContext) -> dict[str, int]:
     ]
     if not eng.table_exists(SNAPSHOTS_TABLE):
         eng.create_table_as(SNAPSHOTS_TABLE, facts_c.empty_select(SNAPSHOT_COLUMNS))
-    eng.execute(
-        facts_c.merge_rows(
-            SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, SNAPSHOT_KEY, rows, scope=("run_id", ctx.run_id)
-        )
-    )
+    # no scope: a rerun of the run updates the tables it changed and keeps the rows of
+    # those it left alone (an outbox the first attempt, or a publish completed after a
+    # crash, already holds: the version named there still holds this run's rows)
+    eng.execute(facts_c.merge_rows(SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, SNAPSHOT_KEY, rows))
     return versions
 
 
