@@ -111,11 +111,7 @@ def _choose(table: Any, name: str, snapshot_id: int | None, as_of: str | None) -
             when = when.replace(tzinfo=dt.UTC)
         snap = table.snapshot_as_of_timestamp(int(when.timestamp() * 1000))
         if snap is None:
-            raise SnapshotProblem(
-                "as_of",
-                f"'{name}' has no snapshot at or before {as_of}",
-                "give a later as_of, or a snapshot_id",
-            )
+            raise SnapshotProblem("as_of", _none_before(table, name, as_of), _AS_OF_HINT)
         return snap
     snap = table.current_snapshot()
     if snap is None:
@@ -123,6 +119,23 @@ def _choose(table: Any, name: str, snapshot_id: int | None, as_of: str | None) -
             "table", f"Iceberg table '{name}' has no snapshot yet", "write to it first"
         )
     return snap
+
+
+_AS_OF_HINT = "give a later as_of, or a snapshot_id"
+
+
+def _none_before(table: Any, name: str, as_of: str) -> str:
+    """Why nothing was current at ``as_of``: expiring a snapshot removes it from the
+    snapshot log too, so the message names where the table's history now starts."""
+    log = table.history()
+    if not log:
+        return f"'{name}' has no snapshot at or before {as_of}"
+    oldest = log[0]
+    at = dt.datetime.fromtimestamp(oldest.timestamp_ms / 1000, dt.UTC).isoformat()
+    return (
+        f"'{name}' has no snapshot at or before {as_of}: its oldest snapshot is "
+        f"{oldest.snapshot_id} of {at} (older snapshots were expired, or the table is newer)"
+    )
 
 
 def _local(path: str) -> str:
