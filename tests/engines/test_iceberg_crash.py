@@ -2,11 +2,11 @@
 
 ``SLUICEGATE_FAULT=iceberg:journaled`` kills ``sluicegate run`` right after the publish
 journal is on disk and before any table's ``main`` moved; ``iceberg:published_first``
-kills it after the first table's ``main`` was fast-forwarded. Either way the next run
-must complete (or redo) the publish so that every table — read by pyiceberg directly,
-not through sluicegate — equals what one uninterrupted run wrote, no row is there twice,
-the ledger adds up (from the metrics and recounted from the tables), and no WAP branch
-or journal is left behind.
+kills it after the first table's ``main`` was fast-forwarded. Either way the next open of
+the warehouse (a reader's ``sluicegate snapshot`` too) must complete the publish, and
+after the rerun every table — read by pyiceberg directly, not through sluicegate — must
+equal what one uninterrupted run wrote, no row is there twice, the ledger adds up (from
+the metrics and recounted from the tables), and no WAP branch or journal is left behind.
 
 The run under test is a rerun of a logical date with a *changed* input (as
 ``duckdb/test_crash.py``): it replaces rows of clean, the DLQ inbox and duplicates and
@@ -183,6 +183,22 @@ def test_kill_mid_publish_then_rerun_equals_one_clean_run(scene, point):
     else:
         assert killed != scene.pre, "the first table's main did not move"
     assert branches(scene.root), "the dead run's WAP branches should still be there"
+    # any open of the warehouse completes the journaled publish: a reader's (snapshot)
+    # already sees exactly the clean run's tables, before any rerun
+    snap = subprocess.run(
+        [*SLUICEGATE, "snapshot", str(scene.contract), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert snap.returncode == 0, snap.stderr
+    assert dump(scene.root) == scene.post, f"{point}: the recovered publish"
+    assert branches(scene.root) == {} and journals(scene.root) == []
+    doc = json.loads(snap.stdout)
+    assert doc["run_id"] == scene.metrics["run_id"]
+    cat = catalog(scene.root / "catalog.db", scene.root / "iceberg")
+    for table, sid in doc["tables"].items():
+        assert cat.load_table(f"{NAMESPACE}.{table}").snapshot_by_id(sid) is not None, table
     again = run(scene.contract, DAY)  # recovers the publish, takes over the dead run's lock
     assert again.status == scene.status
     assert again.metrics["run_id"] == scene.metrics["run_id"]
