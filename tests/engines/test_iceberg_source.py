@@ -5,7 +5,8 @@
   pyiceberg reads it (the last log entry at or before the instant), and the run's rows
   are checked against a pyiceberg scan of that snapshot.
 * A snapshot expired (pyiceberg's ``expire_snapshots``) after a run bound it: the rerun
-  stops with a one-line located error naming the snapshot, exit 2, no traceback.
+  stops with a one-line located error naming the snapshot and a hint line, exit 2, no
+  traceback.
 """
 
 from __future__ import annotations
@@ -197,8 +198,9 @@ def test_rerun_of_an_expired_snapshot_is_a_one_line_error_naming_it(expired, bin
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr
     lines = error_lines(r.stderr)
-    assert len(lines) == 1, lines
+    assert len(lines) == 2, lines  # the error, and the hint saying what to do
     line = lines[0]
+    assert "snapshot" in lines[1] and "Traceback" not in lines[1], lines
     assert line.startswith(f"error: {path}:"), line  # the contract file and line
     assert "expired" in line, line
     if binding == "by_id":

@@ -378,9 +378,9 @@ def bind_iceberg(loaded: LoadedContract) -> Binding:
             iceberg_catalog(loaded, spec.catalog), spec.table, spec.snapshot_id, spec.as_of
         )
     except SnapshotProblem as p:
-        err = loaded.error(("source", p.key), p.message)
-        err.hint = p.hint
-        raise loaded.located(err) from None
+        err = loaded.located(loaded.error(("source", p.key), p.message))
+        err.hint = p.hint  # after located(): it rebuilds the error (redacted), hint-less
+        raise err from None
     files = bind_files(snap.data_files, spec)
     footers = sum(f.records for f in files)
     if footers != snap.record_count:
