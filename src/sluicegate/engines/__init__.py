@@ -46,8 +46,9 @@ def open_engine(
                 hint="pip install 'sluicegate[spark]'  (needs Java 17 on PATH or JAVA_HOME)",
             ) from None
         fmt = choose_format(table_format, name, SparkEngine.formats)
-        if fmt != "iceberg":
-            options.pop("iceberg", None)
+        if fmt == "iceberg":
+            return SparkEngine(warehouse, table_format=fmt, **_iceberg_options(options))
+        options.pop("iceberg", None)
         return SparkEngine(warehouse, table_format=fmt, **options)
     raise EngineUnavailable(f"unknown engine '{name}'", hint=f"choose one of: {', '.join(ENGINES)}")
 

@@ -1,4 +1,4 @@
-"""The scale-out engine: Apache Spark, with Delta Lake tables under a warehouse folder or URI.
+"""The scale-out engine: Apache Spark, with Delta Lake tables (or Iceberg tables in a catalog).
 
 The same sqlglot trees the DuckDB engine runs are rendered for Spark SQL here. What
 Spark lacks, the engine supplies without Python UDFs on the row path:
@@ -8,8 +8,9 @@ Spark lacks, the engine supplies without Python UDFs on the row path:
   as a temp view of a private session, materialized when created (DuckDB's TEMP tables
   are snapshots too);
 * **durable tables and transactions** — a table store of the contract's format
-  (``spark_store``; Delta: ``delta_spark``) stages each changed table, runs DELETE,
-  UPDATE and MERGE natively on the staged copy, and publishes at commit.
+  (``spark_store``; Delta: ``delta_spark``; Iceberg: ``iceberg_spark``) stages each
+  changed table, runs DELETE, UPDATE and MERGE natively on the staged copy (an Iceberg
+  branch), and publishes at commit.
   ``begin``/``commit``/``rollback`` keep the DuckDB shape, so ``run/publish.py`` does
   not know which engine or format it drives.
 
@@ -67,7 +68,7 @@ class SparkEngine(Engine):
     name = "spark"
     dialect = "spark"
     capabilities = SPARK
-    formats = ("delta",)
+    formats = ("delta", "iceberg")
 
     def __init__(
         self,
@@ -82,6 +83,7 @@ class SparkEngine(Engine):
         fault: Callable[[str], None] | None = None,
         table_format: str = "delta",
         s3: Any = None,
+        iceberg: Any = None,
     ) -> None:
         if not is_object_store(warehouse):
             warehouse = os.path.abspath(warehouse)
@@ -105,7 +107,9 @@ class SparkEngine(Engine):
 
             apply_to_spark(self.spark, s3)
         with unreachable_store(warehouse, s3):
-            self.store = store_class(table_format)(self.spark, warehouse)
+            # an Iceberg store also takes the contract's (catalog, namespace)
+            extra = {"iceberg": iceberg} if iceberg is not None else {}
+            self.store = store_class(table_format)(self.spark, warehouse, **extra)
             #: what opening the warehouse repaired (an interrupted publish), for the run's log
             self.notices: list[str] = self.store.recover()
         self.storage = self.store.capabilities

@@ -15,4 +15,8 @@ def store_class(table_format: str) -> type[SparkTableStore]:
         from .delta_spark import DeltaStore
 
         return DeltaStore
+    if table_format == "iceberg":
+        from .iceberg_spark import IcebergSparkStore
+
+        return IcebergSparkStore
     raise ValueError(f"no Spark store for table format {table_format!r}")
