@@ -146,7 +146,7 @@ class IcebergSparkStore(SparkTableStore):
             return None
         reader = self.spark.read
         if version is not None:
-            reader = reader.option("snapshot-id", version)
+            reader = reader.option("versionAsOf", version)
         return reader.table(self.ident(name))
 
     def version(self, name: str) -> int | None:

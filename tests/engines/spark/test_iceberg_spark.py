@@ -117,7 +117,10 @@ def test_embedded_engine_reads_what_spark_wrote_and_back(orders, spark):
     for k, v in spark_conf(spec).items():
         session.conf.set(k, v)
     for table in _tables(orders):
-        got = [r.asDict() for r in session.table(f"lake.duckdb_iceberg.{table}").collect()]
+        got = [
+            r.asDict(recursive=True)
+            for r in session.table(f"lake.duckdb_iceberg.{table}").collect()
+        ]
         assert _rows(got) == output_rows(orders, "duckdb-iceberg", table), table
 
 
