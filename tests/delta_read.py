@@ -17,6 +17,10 @@ def delta_dicts(folder: Path | str, version: int | None = None) -> list[dict[str
     from deltalake import DeltaTable
 
     table = DeltaTable(str(folder), version=version)
+    # The table's schema names the columns, as for any Delta reader: a data file may hold
+    # more (delta-rs 1.6.6's MERGE into a table with the change data feed on writes
+    # ``_change_type`` and ``__is_cdc`` into its data files, all False/NULL).
+    names = [f.name for f in table.schema().fields]
     out: list[dict[str, Any]] = []
     import pyarrow as pa
 
@@ -28,7 +32,7 @@ def delta_dicts(folder: Path | str, version: int | None = None) -> list[dict[str
         full = path if "://" in path or os.path.isabs(path) else os.path.join(str(folder), path)
         for row in pq.read_table(full).to_pylist():
             row.update(parts)
-            out.append(row)
+            out.append({name: row.get(name) for name in names})
     return out
 
 

@@ -246,7 +246,7 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
         store.write(
             path, data, mode="overwrite", predicate=predicate, commit_properties=_props(marker)
         )
-    elif e.how == "key":
+    elif e.how == "key" and _unique_keys(data):
         names = data.column_names
         # parenthesised: DataFusion binds AND tighter than IS NOT DISTINCT FROM
         same = " AND ".join(f'(t."{c}" IS NOT DISTINCT FROM s."{c}")' for c in names)
@@ -267,6 +267,16 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
     else:
         store.write(path, data, mode="overwrite", commit_properties=_props(marker))
     return store.table(path).version()
+
+
+def _unique_keys(data: pa.Table) -> bool:
+    """A keyed MERGE is right only where ``_dlq_sk`` names one row (the inbox, the outbox);
+    the audit trail holds a row per change of a key: a MERGE would keep one of them (delta-rs
+    does not refuse several source rows matching one target row), so it is published whole,
+    as on Spark (``delta_spark._unique_keys``)."""
+    import pyarrow.compute as pc
+
+    return pc.count_distinct(data[KEY], mode="all").as_py() == data.num_rows
 
 
 def _published(store: DeltaRsStore, e: Entry, marker: str) -> bool:
