@@ -59,7 +59,10 @@ class SparkRunner:
         frame.createOrReplaceTempView(name.rsplit(".", 1)[-1])
 
     def create_view(self, name: str, sql: str) -> None:
-        self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {_quoted(name, BT)} AS {sql}")
+        # Spark 4.1 accepts only a single-part name in CREATE TEMPORARY VIEW
+        # (TEMP_VIEW_NAME_TOO_MANY_NAME_PARTS); queries still read it as session.<name>.
+        plain = name.rsplit(".", 1)[-1]
+        self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {_quoted(plain, BT)} AS {sql}")
 
     def query(self, sql: str) -> list[tuple]:
         return [tuple(row) for row in self.spark.sql(sql).collect()]

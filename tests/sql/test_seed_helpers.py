@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+
+try:  # the strict xfail below names the exception Spark raises
+    from pyspark.errors import AnalysisException
+except ImportError:  # pragma: no cover - Spark not installed: the Spark tests do not run
+    AnalysisException = Exception
 from seedcheck import (
     CDC_SCHEMA,
     CUSTOMERS_SCHEMA,
@@ -144,9 +149,16 @@ def test_reserved_word_names_work_when_rendered_for_duckdb(duckdb_runner) -> Non
 
 
 @pytest.mark.spark
+@pytest.mark.xfail(
+    strict=True,
+    raises=AnalysisException,
+    reason="PySpark 4.1.1 resolves a temporary view only by its single-part name: "
+    "session.<name> is TABLE_OR_VIEW_NOT_FOUND and system.session.<name> "
+    "REQUIRES_SINGLE_PART_NAMESPACE (Spark 4.0 accepted both)",
+)
 @pytest.mark.parametrize(
     ("dialect", "prefix"),
-    # Spark spells temp views system.session.<name> or session.<name>; "system"
+    # Spark 4.0 spelled temp views system.session.<name> or session.<name>; "system"
     # is reserved in Flink, so the portable body cannot use the 3-part form.
     [(None, "session."), ("spark", "system.session.")],
 )
