@@ -103,24 +103,52 @@ def s3_server():
         yield server
 
 
-SPARK_ON_DELTA_UNVERIFIED = (
-    "Spark now stores its outputs as Delta tables (issue 15); this Spark test was not "
-    "run to the end on the merged code before the session stopped: a failure is reported "
-    "as XFAIL, a pass as XPASS, until the Spark suite is verified on an idle machine"
+SPARK_UNVERIFIED_REASON = (
+    "not yet seen passing to the end on the Delta-backed Spark engine on this project's "
+    "two-core machine (a Spark run of it takes longer than the session that wrote it had): "
+    "a failure is reported as XFAIL, a pass as XPASS, until it is"
+)
+
+#: Spark tests (node id prefixes) not yet seen passing since Spark stores Delta tables.
+#: Every other Spark test has passed on the current code and fails the build if it breaks;
+#: remove an entry once its test has passed (``pytest --runxfail <node id>``).
+SPARK_UNVERIFIED: tuple[str, ...] = (
+    "tests/engines/spark/test_spark_cluster.py",
+    "tests/engines/spark/test_spark_crash.py",
+    "tests/engines/spark/test_spark_session.py",
+    "tests/engines/spark/test_stream_spark.py",
+    "tests/engines/test_differential.py",
+    "tests/engines/test_dlq_inbox.py",
+    "tests/engines/test_dlq_keys.py",
+    "tests/engines/test_dlq_lifecycle.py",
+    "tests/engines/test_facts.py",
+    "tests/engines/test_facts_dashboard.py",
+    "tests/engines/test_incremental.py",
+    "tests/engines/test_marts.py",
+    "tests/engines/test_model_asof.py",
+    "tests/engines/test_model_example.py",
+    "tests/engines/test_model_retail.py",
+    "tests/engines/test_publish.py",
+    "tests/engines/test_scd2.py",
+    "tests/engines/test_serve_spark.py",
+    "tests/kafka/test_kafka_spark.py",
+    "tests/report/test_report_spark.py",
 )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Spark tests run in full but do not block a landing until verified (see the reason)."""
+    """Only the Spark tests listed in SPARK_UNVERIFIED are reported as XFAIL/XPASS."""
     for item in items:
-        if item.get_closest_marker("spark") is not None:
-            item.add_marker(pytest.mark.xfail(strict=False, reason=SPARK_ON_DELTA_UNVERIFIED))
+        if item.get_closest_marker("spark") is None:
+            continue
+        if any(item.nodeid.startswith(prefix) for prefix in SPARK_UNVERIFIED):
+            item.add_marker(pytest.mark.xfail(strict=False, reason=SPARK_UNVERIFIED_REASON))
 
 
 #: Wall-clock seconds the Spark tests of one pytest run may take before the rest are
 #: skipped (with this reason, listed by ``-rs``): CI has 90 minutes for everything on two
 #: cores, and a Spark test on a loaded machine can take ten times its idle time.
-SPARK_BUDGET_S = float(os.environ.get("SLUICEGATE_SPARK_BUDGET_S", "1200"))
+SPARK_BUDGET_S = float(os.environ.get("SLUICEGATE_SPARK_BUDGET_S", "1800"))
 _spark_started: list[float] = []
 
 
