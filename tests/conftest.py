@@ -117,7 +117,6 @@ SPARK_UNVERIFIED: tuple[str, ...] = (
     "tests/engines/spark/test_spark_crash.py",
     "tests/engines/spark/test_spark_session.py",
     "tests/engines/spark/test_stream_spark.py",
-    "tests/engines/test_differential.py",
     "tests/engines/test_dlq_inbox.py",
     "tests/engines/test_dlq_keys.py",
     "tests/engines/test_dlq_lifecycle.py",
