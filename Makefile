@@ -29,6 +29,7 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 
 $(JARS): jvm/spark/pom.xml jvm/settings.xml
 	@command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven) to fetch the Spark jars"; exit 2; }
+	rm -rf .jars/spark  # a version changed in the pom must not leave its old jar on the classpath
 	mvn -q -B -s jvm/settings.xml -f jvm/spark/pom.xml dependency:copy-dependencies
 	@touch $@
 
