@@ -130,7 +130,6 @@ SPARK_UNVERIFIED: tuple[str, ...] = (
     "tests/engines/test_publish.py",
     "tests/engines/test_scd2.py",
     "tests/engines/test_serve_spark.py",
-    "tests/kafka/test_kafka_spark.py",
     "tests/report/test_report_spark.py",
 )
 
