@@ -113,10 +113,8 @@ def published(engine: str, root: Path) -> list[tuple[float, float]]:
             for t in ("clean", "dlq", "dups", "_sluicegate_runs"):
                 files = delta_files(wh / t)
                 if files:
-                    con.execute(
-                        f"CREATE VIEW t_{t} AS SELECT * FROM read_parquet(?, union_by_name = true)",
-                        [files],
-                    )
+                    # a relation, not CREATE VIEW … ?: a view cannot hold a prepared parameter
+                    con.read_parquet(files, union_by_name=True).create_view(f"t_{t}")
                     if t != "_sluicegate_runs":
                         parts.append(f"SELECT produced_at, _run_id FROM t_{t}")
             if not parts or not delta_files(wh / "_sluicegate_runs"):
