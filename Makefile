@@ -58,7 +58,7 @@ test: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) browser ## Run the whole test suite (la
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_graph.py
 	$(BIN)/python -m pytest -m "not spark and not flink and not orchestrator" -q
-	$(BIN)/python -m pytest -m "spark" -q -rxXs --timeout 420
+	$(BIN)/python -m pytest -m "spark" -q -rxXs --timeout 600
 	bash scripts/flink_venv.sh
 	bash scripts/orchestrator_venv.sh dagster
 	bash scripts/orchestrator_venv.sh prefect
