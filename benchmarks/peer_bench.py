@@ -305,7 +305,8 @@ def median_validate(r: Result) -> float | None:
 
 
 def table(results: list[Result]) -> str:
-    """The rows in run_bench.py's style, ratios against pandera's whole process."""
+    """The rows in run_bench.py's style, ratios against pandera's whole process (wall and
+    CPU seconds: on a shared machine the CPU ratio moves far less with the load)."""
     by_name = {r.pipeline: r for r in results}
     pandera = by_name.get("pandera")
     head = (
@@ -316,6 +317,7 @@ def table(results: list[Result]) -> str:
         "peak RSS MiB",
         "vs pandera",
         "CPU s",
+        "CPU vs pandera",
         "validate s",
         "others' CPU",
         "truth",
@@ -323,12 +325,15 @@ def table(results: list[Result]) -> str:
     rows = [head]
     for r in results:
         if r.skipped:
-            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 7, f"skipped: {r.skipped}"))
+            rows.append((r.pipeline, f"{r.lines:,}", *["—"] * 8, f"skipped: {r.skipped}"))
             continue
         med = r.median_s or 0.0
         ratio = "—"
         if pandera is not None and pandera.median_s and med:
             ratio = f"{med / pandera.median_s:.2f}x"
+        cpu_ratio = "—"
+        if pandera is not None and pandera.median_cpu_s and r.median_cpu_s is not None:
+            cpu_ratio = f"{r.median_cpu_s / pandera.median_cpu_s:.2f}x"
         validate = median_validate(r)
         rows.append(
             (
@@ -339,6 +344,7 @@ def table(results: list[Result]) -> str:
                 f"{r.peak_rss_mib or 0:,.0f}",
                 ratio,
                 f"{r.median_cpu_s:.1f}" if r.median_cpu_s is not None else "—",
+                cpu_ratio,
                 f"{validate:.3f}" if validate is not None else "—",
                 f"{r.others_cpu or 0:.0%}",
                 "ok" if r.correct else "WRONG",
