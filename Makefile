@@ -80,7 +80,7 @@ format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
-bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
+bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines, then the peers (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
