@@ -9,6 +9,7 @@ SCALE ?= 1m
 JARS := .jars/spark/.fetched
 CHROMIUM ?= /usr/bin/chromium
 KAFKA_JARS := .jars/kafka/.fetched
+PEERS := pandera pointblank soda
 
 .DEFAULT_GOAL := help
 
@@ -79,10 +80,19 @@ format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
-bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines (SCALE=1m|5m|10m)
+bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines, then the peers (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
+	$(MAKE) --no-print-directory bench-peers SCALE=$(SCALE)
+
+# Each peer in its own virtualenv (.venv-peers/<tool>, pinned in benchmarks/peers/); only the
+# benchmark uses them. A venv that cannot be built is reported in its row, never fatal here.
+peer-venvs: ## Build the peers' virtualenvs (pandera, pointblank, Soda Core) into .venv-peers/
+	@for t in $(PEERS); do PY=$(PY) bash benchmarks/peers/venv.sh $$t; done
+
+bench-peers: $(DEV_STAMP) peer-venvs ## pandera, pointblank, Soda and sluicegate on the same typed Parquet (SCALE=tiny|1m|5m)
+	$(BIN)/python benchmarks/peer_bench.py --scale $(SCALE)
 
 bench-compare: ## Print the last `make bench` run against the committed benchmarks/RESULTS.md table
 	$(BIN)/python benchmarks/bench_compare.py
@@ -90,4 +100,4 @@ bench-compare: ## Print the last `make bench` run against the committed benchmar
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench bench-compare clean
+.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench bench-compare bench-peers peer-venvs clean
