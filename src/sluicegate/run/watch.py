@@ -5,7 +5,8 @@ its own run id, ledger, gate and facts, published in one transaction with the
 processed-file ledger; no new file → nothing happens. The loop itself holds no state
 that matters for correctness — the warehouse's file ledger does — so a watcher killed at
 any moment (SIGKILL included) is restarted and carries on exactly where the last COMMIT
-left it.
+left it. Between polls the landing folder is looked at every 0.1 s (run/landing.py): a
+file landed there starts the next poll at once instead of after the rest of the interval.
 
 Stopping: the caller passes a :class:`threading.Event` (the CLI sets it on SIGINT and
 SIGTERM). It is checked between batches only, so the batch in flight finishes and
@@ -35,6 +36,7 @@ from ..report.events import Listener
 from ..workspace import Workspace
 from ..workspace import engine_name as engine_of
 from ..workspace import engine_options as options_of
+from .landing import listing, wait_for_landing
 from .lock import WriterLock
 
 if TYPE_CHECKING:
@@ -132,6 +134,7 @@ def _poll(
     out = WatchOutcome(0, "stopped")
     while not stop.is_set():
         loaded = load()
+        polled = None if until_idle else listing(loaded)  # what this poll may find
         try:
             result = run_contract(
                 loaded,
@@ -160,7 +163,7 @@ def _poll(
                 return out
             if until_idle:
                 continue  # new files may have landed while the batch ran
-        stop.wait(interval)
+        wait_for_landing(loaded, stop, interval, polled)  # a landed file ends the wait early
     return out
 
 
