@@ -84,6 +84,7 @@ bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckD
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
+	$(BIN)/python benchmarks/watch_latency.py
 	$(MAKE) --no-print-directory bench-peers SCALE=$(SCALE)
 
 # Each peer in its own virtualenv (.venv-peers/<tool>, pinned in benchmarks/peers/); only the

@@ -481,3 +481,31 @@ def test_harness_runs_sluicegate_on_spark_at_tiny_scale(tmp_path: Path) -> None:
     reported = record["runs"][0]["reported"]
     assert reported["raw_lines"] == 5_000
     assert "fact_checksum" in reported and "customer_dim_rows" in reported
+
+
+@pytest.mark.duckdb
+def test_watch_latency_row_at_tiny_scale(tmp_path: Path) -> None:
+    """The ``watch-latency-duckdb`` row (benchmarks/watch_latency.py) at two files of 1,000
+    lines: every landed file seen committed, its rows reconciled line by line; and the
+    reconciliation bites — a line count one off, a file left out, a wrong corrupt total."""
+    bench = _load_script("watch_latency")
+    root = tmp_path / "run"
+    root.mkdir()
+    record = bench.measure(2, 1_000, 0.05, 42, root, tmp_path / "cache")
+    assert record["correct"] is True, record["problems"]
+    assert record["p50_s"] > 0 and record["max_s"] >= record["p95_s"] >= record["p50_s"]
+    db = root / "wh.duckdb"
+    landed = [
+        (str(p), len(p.read_text().splitlines()))
+        for p in sorted((root / "land" / "sales").glob("month=*/land-*.json"))
+    ]
+    assert [n for _, n in landed] == [1_000] * 3  # the warm-up file and the two measured
+    expected = json.loads(
+        next((tmp_path / "cache").glob("retail-3000-*/expected.json")).read_text()
+    )
+    assert bench.reconcile(db, landed, expected) == []
+    off = [landed[0], (landed[1][0], landed[1][1] + 1), landed[2]]
+    assert any(landed[1][0] in p for p in bench.reconcile(db, off, expected))
+    assert any("never landed" in p for p in bench.reconcile(db, landed[:2], expected))
+    wrong = {**expected, "corrupt_lines": expected["corrupt_lines"] + 1}
+    assert any(p.startswith("corrupt lines") for p in bench.reconcile(db, landed, wrong))
