@@ -158,6 +158,42 @@ def reconcile(db: Path, landed: list[tuple[str, int]], expected: dict[str, Any])
     return problems
 
 
+def breakdown(db: Path, marks: list[tuple[str, float, float]]) -> dict[str, Any]:
+    """Where the latency went, medians over the measured files (``marks``: path, rename,
+    first sight): ``detect`` rename → the run's ``started_at`` (the poll noticing the file,
+    loading the contract), ``run`` → its ``published_at`` (inside the publish, before the
+    COMMIT), ``visible`` → first sight (COMMIT, DETACH, the reader's poll); and the run
+    record's stage timings (the stages before publish)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        runs = {
+            p: (float(a), float(b), json.loads(m).get("timings", {}))
+            for p, a, b, m in con.execute(
+                "SELECT f.path, epoch(r.started_at), epoch(r.published_at), r.metrics "
+                "FROM _sluicegate_files f JOIN _sluicegate_runs r ON r.run_id = f.run_id"
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    parts: dict[str, list[float]] = {"detect": [], "run": [], "visible": []}
+    stages: dict[str, list[float]] = {}
+    for path, t0, t_seen in marks:
+        started, published, timings = runs[path]
+        parts["detect"].append(started - t0)
+        parts["run"].append(published - started)
+        parts["visible"].append(t_seen - published)
+        for k, v in timings.items():
+            stages.setdefault(k, []).append(float(v))
+    half = len(marks) // 2
+    first, last = parts["run"][:half], parts["run"][half:]
+    return {
+        **{f"{k}_p50_s": round(statistics.median(v), 3) for k, v in parts.items() if v},
+        "run_first_half_p50_s": round(statistics.median(first), 3) if first else None,
+        "run_second_half_p50_s": round(statistics.median(last), 3) if last else None,
+        "stages_p50_s": {k: round(statistics.median(v), 3) for k, v in stages.items()},
+    }
+
+
 def measure(
     files: int, lines: int, poll: float, seed: int, root: Path, cache: Path, model: bool = True
 ) -> dict[str, Any]:
@@ -194,6 +230,7 @@ def measure(
     landed: list[tuple[str, int]] = []
     latencies: list[float] = []
     published_after: list[float] = []  # rename → published_at (inside the transaction)
+    marks: list[tuple[str, float, float]] = []  # path, rename, first sight
     try:
         for i, chunk in enumerate(chunks):
             tmp = staging / f"part-{i:03d}.json"
@@ -211,8 +248,10 @@ def measure(
                     )
                 time.sleep(poll)
             if i > 0:  # file 0 warms the watcher up
-                latencies.append(time.time() - t0)
+                t_seen = time.time()
+                latencies.append(t_seen - t0)
                 published_after.append(hit[1] - t0)
+                marks.append((str(final), t0, t_seen))
             time.sleep(rng.random())
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -222,6 +261,7 @@ def measure(
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
     problems = reconcile(db, landed, expected)
+    split = breakdown(db, marks)
     for p in problems[:10]:
         print(f"watch-latency: {p}", flush=True)
     return {
@@ -234,6 +274,7 @@ def measure(
         "problems": problems[:10],
         **quantiles(latencies, ""),
         **quantiles(published_after, "published_"),
+        "breakdown": split,
         "meets_bounds": all(quantiles(latencies, "")[k] <= v for k, v in BOUNDS.items()),
     }
 
@@ -290,6 +331,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{name:<29} {r['files']:>6} {r['lines']:>7} {r['p50_s']:>7} "
         f"{r['p95_s']:>7} {r['max_s']:>7}  {'met' if r['meets_bounds'] else 'MISSED':<6}  "
         f"{'yes' if r['correct'] else 'NO'}"
+    )
+    b = r["breakdown"]
+    print(
+        f"where it went (p50 s): detect {b.get('detect_p50_s')}, run {b.get('run_p50_s')} "
+        f"(first half {b['run_first_half_p50_s']}, second {b['run_second_half_p50_s']}), "
+        f"visible {b.get('visible_p50_s')}; stages before publish {b['stages_p50_s']}"
     )
     return 0 if r["correct"] else 1
 
