@@ -13,8 +13,9 @@ for the file's row in the processed-file ledger (``_sluicegate_files``) joined t
 run's record (``_sluicegate_runs``): both are written in the run's publish transaction
 with its rows, so seeing them means "rows published and ledger committed". The latency is
 rename → first sight. The first file is a warm-up (tables created, imports paid) and is
-not measured; between files the harness waits a seeded random 0–1 s so landings fall at
-every phase of the watch's poll.
+not measured; between files the harness waits a seeded random 0 to ``watch``'s default
+interval, so landings fall at every phase of the watch's poll (right after a batch the old
+loop always had the whole interval still to wait).
 
 ``ok`` is yes only when every landed file's rows were published exactly once: for each
 file, the rows of clean + quarantine + duplicates carrying its ``_source_file`` all
@@ -194,6 +195,14 @@ def breakdown(db: Path, marks: list[tuple[str, float, float]]) -> dict[str, Any]
     }
 
 
+def default_interval() -> float:
+    """``watch``'s default ``--interval`` (the benchmark passes none; the gaps between
+    landings are drawn from 0 to it, so a file lands at any phase of the poll)."""
+    from sluicegate.cli.watch_cmd import watch_cmd
+
+    return float(next(p.default for p in watch_cmd.params if p.name == "interval"))
+
+
 def measure(
     files: int, lines: int, poll: float, seed: int, root: Path, cache: Path, model: bool = True
 ) -> dict[str, Any]:
@@ -227,6 +236,7 @@ def measure(
         start_new_session=True,
     )
     rng = random.Random(seed)
+    interval = default_interval()
     landed: list[tuple[str, int]] = []
     latencies: list[float] = []
     published_after: list[float] = []  # rename → published_at (inside the transaction)
@@ -252,7 +262,8 @@ def measure(
                 latencies.append(t_seen - t0)
                 published_after.append(hit[1] - t0)
                 marks.append((str(final), t0, t_seen))
-            time.sleep(rng.random())
+            if i + 1 < len(chunks):
+                time.sleep(rng.uniform(0, interval))  # land at any phase of the watch's poll
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -269,7 +280,7 @@ def measure(
         "model": model,
         "files": files,
         "lines": lines,
-        "interval": "default",
+        "interval": interval,
         "correct": not problems,
         "problems": problems[:10],
         **quantiles(latencies, ""),
