@@ -213,7 +213,8 @@ def run_incremental(
     type=click.FloatRange(0, 86_400),
     default=5.0,
     show_default=True,
-    help="Seconds between polls of the landing directory.",
+    help="Seconds between polls of the landing directory (DuckDB: a file landed in between is "
+    "noticed within ~0.2 s and starts the next poll at once).",
 )
 @click.option(
     "--max-batches",
