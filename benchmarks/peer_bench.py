@@ -54,6 +54,7 @@ from run_bench import (  # noqa: E402
     SCALES,
     Result,
     _default_sluicegate_bin,
+    aligned,
     ensure_feed,
     measure,
     wait_until_quiet,
@@ -350,18 +351,7 @@ def table(results: list[Result]) -> str:
                 "ok" if r.correct else "WRONG",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    out = []
-    for n, row in enumerate(rows):
-        out.append(
-            "  ".join(
-                c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)
-                for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            ).rstrip()
-        )
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return aligned(rows)
 
 
 def verdicts(results: list[Result]) -> list[str]:

@@ -614,12 +614,19 @@ def table(results: list[Result]) -> str:
                 truth,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return aligned(rows)
+
+
+def aligned(rows: list[tuple[str, ...]]) -> str:
+    """Rows as a plain-text table: the first row is the header, underlined; the first and
+    last columns (names, verdicts) left-aligned, the figures between them right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    last = len(widths) - 1
     lines = []
     for n, row in enumerate(rows):
         lines.append(
             "  ".join(
-                c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)
+                c.ljust(w) if i in (0, last) else c.rjust(w)
                 for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
         )

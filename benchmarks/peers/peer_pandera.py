@@ -21,13 +21,13 @@ T0 = time.perf_counter()
 # a LazyFrame gets schema checks only by default; ask for the data checks explicitly
 os.environ.setdefault("PANDERA_VALIDATION_DEPTH", "SCHEMA_AND_DATA")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandera  # noqa: E402
 import pandera.polars as pa  # noqa: E402
 import polars as pl  # noqa: E402
+from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
 
 #: rule -> the (column, start of pandera's check name) pairs whose failures are that rule's
 RULES = {
@@ -49,19 +49,8 @@ def reference_ids(path: Path, key: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--input", type=Path, required=True)
-    ap.add_argument("--feed", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    stages = {"imports": round(time.perf_counter() - T0, 3)}
-    mark = time.perf_counter()
-
-    def stage(name: str) -> None:
-        nonlocal mark
-        now = time.perf_counter()
-        stages[name] = round(now - mark, 3)
-        mark = now
+    args = parse_args(argv)
+    stage = StageClock(T0)
 
     products = reference_ids(args.feed / "products.json", "product_id")
     stores = reference_ids(args.feed / "stores.json", "store_id")
@@ -109,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 "rule_failures": rule_failures,
                 "quarantined": failed.height,
                 "clean": clean.height,
-                "stage_seconds": stages,
-                "total_seconds": round(time.perf_counter() - T0, 3),
+                "stage_seconds": stage.stages,
+                "total_seconds": stage.total(),
             }
         )
     )

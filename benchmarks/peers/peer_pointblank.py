@@ -18,12 +18,12 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pointblank as pb  # noqa: E402
 import polars as pl  # noqa: E402
+from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
 
 RULES = (
     "non_null_customer",
@@ -50,19 +50,8 @@ def as_float(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--input", type=Path, required=True)
-    ap.add_argument("--feed", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    stages = {"imports": round(time.perf_counter() - T0, 3)}
-    mark = time.perf_counter()
-
-    def stage(name: str) -> None:
-        nonlocal mark
-        now = time.perf_counter()
-        stages[name] = round(now - mark, 3)
-        mark = now
+    args = parse_args(argv)
+    stage = StageClock(T0)
 
     products = reference_ids(args.feed / "products.json", "product_id")
     stores = reference_ids(args.feed / "stores.json", "store_id")
@@ -98,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                 "rule_failures": rule_failures,
                 "quarantined": failed.height,
                 "clean": clean.height,
-                "stage_seconds": stages,
-                "total_seconds": round(time.perf_counter() - T0, 3),
+                "stage_seconds": stage.stages,
+                "total_seconds": stage.total(),
             }
         )
     )

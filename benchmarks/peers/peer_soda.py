@@ -22,12 +22,11 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 from importlib.metadata import version  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import duckdb  # noqa: E402
+from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
 from soda_core.contracts import verify_contract_locally  # noqa: E402
 from soda_duckdb.common.data_sources.duckdb_data_source import DuckDBDataSourceImpl  # noqa: E402
 
@@ -97,19 +96,8 @@ columns:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--input", type=Path, required=True)
-    ap.add_argument("--feed", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    stages = {"imports": round(time.perf_counter() - T0, 3)}
-    mark = time.perf_counter()
-
-    def stage(name: str) -> None:
-        nonlocal mark
-        now = time.perf_counter()
-        stages[name] = round(now - mark, 3)
-        mark = now
+    args = parse_args(argv)
+    stage = StageClock(T0)
 
     con = duckdb.connect()
     con.execute(f"CREATE VIEW sales AS SELECT * FROM read_parquet('{args.input.as_posix()}')")
@@ -150,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                 "rule_failures": rule_failures,
                 "quarantined": values["any_rule"],
                 "clean": values["rows"] - values["any_rule"],
-                "stage_seconds": stages,
-                "total_seconds": round(time.perf_counter() - T0, 3),
+                "stage_seconds": stage.stages,
+                "total_seconds": stage.total(),
             }
         )
     )
