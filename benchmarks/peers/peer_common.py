@@ -7,6 +7,7 @@ this module sits beside the scripts, so ``import peer_common`` works in every on
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -36,3 +37,26 @@ class StageClock:
 
     def total(self) -> float:
         return round(time.perf_counter() - self.t0, 3)
+
+
+def report(
+    stage: StageClock,
+    pipeline: str,
+    version: str,
+    rows: int,
+    rule_failures: dict[str, int],
+    quarantined: int,
+    clean: int,
+) -> None:
+    """The one JSON line peer_bench.py reads from every peer's stdout."""
+    doc = {
+        "pipeline": pipeline,
+        "version": version,
+        "deduplicated_rows": rows,
+        "rule_failures": rule_failures,
+        "quarantined": quarantined,
+        "clean": clean,
+        "stage_seconds": stage.stages,
+        "total_seconds": stage.total(),
+    }
+    print(json.dumps(doc))

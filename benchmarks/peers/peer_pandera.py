@@ -21,13 +21,12 @@ T0 = time.perf_counter()
 # a LazyFrame gets schema checks only by default; ask for the data checks explicitly
 os.environ.setdefault("PANDERA_VALIDATION_DEPTH", "SCHEMA_AND_DATA")
 
-import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandera  # noqa: E402
 import pandera.polars as pa  # noqa: E402
 import polars as pl  # noqa: E402
-from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
+from peer_common import StageClock, parse_args, report  # noqa: E402 - beside this script
 
 #: rule -> the (column, start of pandera's check name) pairs whose failures are that rule's
 RULES = {
@@ -89,19 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     clean = df.filter(~is_failing)
     clean.drop("_row").write_parquet(args.out / "clean.parquet")
     stage("split_write")
-    print(
-        json.dumps(
-            {
-                "pipeline": "pandera",
-                "version": pandera.__version__,
-                "deduplicated_rows": df.height,
-                "rule_failures": rule_failures,
-                "quarantined": failed.height,
-                "clean": clean.height,
-                "stage_seconds": stage.stages,
-                "total_seconds": stage.total(),
-            }
-        )
+    report(
+        stage, "pandera", pandera.__version__, df.height, rule_failures, failed.height, clean.height
     )
     return 0
 

@@ -18,12 +18,11 @@ import time
 
 T0 = time.perf_counter()
 
-import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pointblank as pb  # noqa: E402
 import polars as pl  # noqa: E402
-from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
+from peer_common import StageClock, parse_args, report  # noqa: E402 - beside this script
 
 RULES = (
     "non_null_customer",
@@ -78,19 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     clean.write_parquet(args.out / "clean.parquet")
     failed.write_parquet(args.out / "quarantine.parquet")
     stage("split_write")
-    print(
-        json.dumps(
-            {
-                "pipeline": "pointblank",
-                "version": pb.__version__,
-                "deduplicated_rows": df.height,
-                "rule_failures": rule_failures,
-                "quarantined": failed.height,
-                "clean": clean.height,
-                "stage_seconds": stage.stages,
-                "total_seconds": stage.total(),
-            }
-        )
+    report(
+        stage, "pointblank", pb.__version__, df.height, rule_failures, failed.height, clean.height
     )
     return 0
 

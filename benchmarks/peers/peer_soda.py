@@ -22,11 +22,10 @@ import time
 
 T0 = time.perf_counter()
 
-import json  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 
 import duckdb  # noqa: E402
-from peer_common import StageClock, parse_args  # noqa: E402 - beside this script
+from peer_common import StageClock, parse_args, report  # noqa: E402 - beside this script
 from soda_core.contracts import verify_contract_locally  # noqa: E402
 from soda_duckdb.common.data_sources.duckdb_data_source import DuckDBDataSourceImpl  # noqa: E402
 
@@ -129,19 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         "known_store": values["known_store"],
         "parseable_order_ts": values["parseable_order_ts"],
     }
-    print(
-        json.dumps(
-            {
-                "pipeline": "soda",
-                "version": version("soda-core"),
-                "deduplicated_rows": values["rows"],
-                "rule_failures": rule_failures,
-                "quarantined": values["any_rule"],
-                "clean": values["rows"] - values["any_rule"],
-                "stage_seconds": stage.stages,
-                "total_seconds": stage.total(),
-            }
-        )
+    report(
+        stage,
+        "soda",
+        version("soda-core"),
+        values["rows"],
+        rule_failures,
+        values["any_rule"],
+        values["rows"] - values["any_rule"],
     )
     return 0
 
