@@ -12,7 +12,8 @@ docs/contract-reference.md § "Cast rules":
 
 * surrounding ASCII spaces are ignored for every non-string type (tabs are not);
 * integer: optional sign and digits; must fit the type;
-* decimal: plain or exponent notation; rounded half-up to the scale; must fit the precision;
+* decimal: plain or exponent notation (an exponent of at most four digits); rounded
+  half-up to the scale; must fit the precision;
 * double: plain or exponent notation; must be finite; ``NaN``/``Infinity`` (any case, with
   an optional sign, also ``inf``) only with ``finite: false``;
 * boolean: ``true``/``false`` in any case;
@@ -59,7 +60,9 @@ __all__ = [
 END = r"\z"  # end of text in RE2 and Java; '$' also matches before a final \n in Java
 SP = " *"
 INT_RE = rf"^{SP}[+-]?[0-9]+{SP}{END}"
-_NUM = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
+#: An exponent has at most four digits: past that the engines part ways (DuckDB's decimal
+#: parser refuses '0E40000', Java's BigDecimal reads it as 0), and no real feed writes one.
+_NUM = r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?"
 DEC_RE = rf"^{SP}{_NUM}{SP}{END}"
 FLOAT_RE = DEC_RE
 NONFINITE_RE = rf"^{SP}[+-]?(?i:nan|inf|infinity){SP}{END}"
