@@ -132,8 +132,6 @@ SPARK_UNVERIFIED: tuple[str, ...] = (
     "tests/engines/test_model_example.py",
     "tests/engines/test_model_retail.py",
     "tests/engines/test_scd2.py",
-    "tests/engines/test_serve_spark.py",
-    "tests/report/test_report_spark.py",
 )
 
 
