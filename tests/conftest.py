@@ -122,13 +122,8 @@ SPARK_UNVERIFIED: tuple[str, ...] = (
     "tests/engines/spark/test_spark_cluster.py",
     "tests/engines/spark/test_spark_crash.py",
     "tests/engines/spark/test_stream_spark.py",
-    "tests/engines/test_dlq_inbox.py",
     "tests/engines/test_dlq_lifecycle.py",
-    "tests/engines/test_facts_dashboard.py",
-    "tests/engines/test_incremental.py",
-    "tests/engines/test_model_example.py",
     "tests/engines/test_model_retail.py",
-    "tests/engines/test_scd2.py",
 )
 
 
