@@ -183,6 +183,17 @@ class Engine(ABC):
         """
         raise NotImplementedError(f"the {self.name} engine cannot export Parquet yet")
 
+    # -- relations kept across runs of one process (run/reuse.py) -------------------------
+    def snapshot_table(self, table: str) -> Any:
+        """A copy of TEMP ``table`` (rows and column types) held by the process, opaque to
+        the caller; only engines with ``capabilities.relation_snapshots`` have one."""
+        raise NotImplementedError(f"the {self.name} engine cannot snapshot a table")
+
+    def restore_table(self, table: str, snapshot: Any) -> None:
+        """Create TEMP ``table`` from a :meth:`snapshot_table` of an engine of this process.
+        Raises ``ValueError`` when the copy would not have the snapshot's column types."""
+        raise NotImplementedError(f"the {self.name} engine cannot restore a table")
+
     # -- serving (serve/load.py) ------------------------------------------------------------
     def arrow_batches(self, query: exp.Expression, batch_rows: int = 122_880) -> Any:
         """The rows of ``query`` as a ``pyarrow.RecordBatchReader`` (what serving streams

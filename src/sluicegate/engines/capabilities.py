@@ -31,6 +31,10 @@ class EngineCapabilities:
     kafka_stream: bool = False
     #: runs on a cluster the contract or the CLI names (``engine.master``/``remote``)
     cluster: bool = False
+    #: a TEMP table can be copied out into the process (``Engine.snapshot_table``) and
+    #: back into a later engine of the same process (``restore_table``): what lets a
+    #: long-lived ``watch`` keep its typed references across micro-batches (run/reuse.py)
+    relation_snapshots: bool = False
 
 
 DUCKDB = EngineCapabilities(
@@ -39,6 +43,7 @@ DUCKDB = EngineCapabilities(
     dialect="duckdb",
     eager_tables=True,
     statement_profile=True,
+    relation_snapshots=True,
 )
 SPARK = EngineCapabilities(
     transactions=True,

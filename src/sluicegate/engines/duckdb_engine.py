@@ -35,6 +35,10 @@ def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create
     return create
 
 
+def _quoted(table: str) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(table, quoted=True))
+
+
 class DuckDBEngine(Engine):
     """DuckDB in process. Intermediate tables are TEMP (spill to ``temp_directory``)."""
 
@@ -175,6 +179,44 @@ class DuckDBEngine(Engine):
                 [table],
             ).fetchall()
         ]
+
+    # -- snapshots: a TEMP table kept by the process between runs (run/reuse.py) ----------
+    def snapshot_table(self, table: str) -> Any:
+        """``(columns, pyarrow.Table)`` of ``table``: the rows as Arrow, and the column
+        types :meth:`restore_table` casts them back to (Arrow has no JSON type)."""
+        columns = self.columns(table)
+        query = self.render(exp.select(exp.Star()).from_(_quoted(table)))
+        return columns, self.con.sql(query).to_arrow_table()
+
+    def restore_table(self, table: str, snapshot: Any) -> None:
+        """``CREATE TEMP TABLE table AS SELECT CAST(c AS <its type>) … FROM <the Arrow
+        table>``; ValueError (nothing created) when a type cannot be spelled back, or the
+        table's columns are not the snapshot's."""
+        columns, rows = snapshot
+        try:
+            select = exp.select(
+                *[
+                    exp.alias_(
+                        exp.cast(
+                            exp.column(exp.to_identifier(n, quoted=True)),
+                            exp.DataType.build(t, dialect="duckdb"),
+                        ),
+                        exp.to_identifier(n, quoted=True),
+                    )
+                    for n, t in columns
+                ]
+            )
+        except Exception as exc:  # noqa: BLE001 - a type sqlglot cannot parse: rebuild instead
+            raise ValueError(f"{table}: a column type cannot be restored ({exc})") from None
+        view = f"_sg_snapshot_{table}"
+        self.con.register(view, rows)
+        try:
+            self.create_table_as(table, select.from_(_quoted(view)), temporary=True)
+        finally:
+            self.con.unregister(view)
+        if self.columns(table) != columns:
+            self.drop_table(table)
+            raise ValueError(f"{table}: the restored column types differ from the snapshot's")
 
     # -- transactions ------------------------------------------------------------
     def begin(self) -> None:

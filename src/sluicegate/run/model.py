@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,16 +83,14 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
     for name, dim in m.dimensions.items():
         ref = ctx.reference_tables[dim.reference]
         table = dim_temp_table(name)
-        eng.create_table_as(
-            table, scd2.scd2_select(ref, dim, interval_type(dim, ctx.contract)), temporary=True
-        )
-        rows, current = (int(v) for v in eng.fetch(scd2.dimension_stats(table))[0])
-        rejected = int(eng.fetch(scd2.rejected_changes(ref, dim))[0][0])
-        stats["dimensions"][name] = {
-            "rows": rows,
-            "current": current,
-            "rejected_changes": rejected,
-        }
+        build = scd2.scd2_select(ref, dim, interval_type(dim, ctx.contract))
+        count = [scd2.dimension_stats(table), scd2.rejected_changes(ref, dim)]
+        make = partial(_build_dimension, ctx, table, build, count)
+        if ctx.reuse is None:
+            stats["dimensions"][name] = make()
+        else:  # a watch: restored while its reference and declaration are unchanged
+            sql = [eng.render(q) for q in (build, *count)]
+            stats["dimensions"][name] = ctx.reuse.dimension(eng, dim.reference, sql, table, make)
     ctx.counts.model = stats
     dims = {n: dim_temp_table(n) for n in m.dimensions}
     if not any(asof.quarantine_joins(f) for f in m.facts.values()):
@@ -122,6 +121,17 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
         rules=ctx.rules,
         rule_failures=counts.failed,
     )
+
+
+def _build_dimension(
+    ctx: RunContext, table: str, build: exp.Select, count: list[exp.Select]
+) -> dict[str, Any]:
+    """Build a dimension into TEMP ``table``; its rows, current rows and rejected changes."""
+    eng = ctx.engine
+    eng.create_table_as(table, build, temporary=True)
+    rows, current = (int(v) for v in eng.fetch(count[0])[0])
+    rejected = int(eng.fetch(count[1])[0][0])
+    return {"rows": rows, "current": current, "rejected_changes": rejected}
 
 
 # -- 2. inside the publish transaction -------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +87,14 @@ def run_contract(
     listener: Listener | None = None,
     engine_options: dict[str, Any] | None = None,
     incremental: Any = None,
+    reuse: Any = None,
 ) -> RunResult:
     """Run the contract once for ``loaded.logical_date``. Never raises for bad data.
 
     ``incremental`` (True or a run/incremental.py ``Incremental``) makes the run one
     micro-batch over the files not yet processed (status ``empty`` when there are none).
+    ``reuse``: a run/reuse.py ``RelationCache`` a long-lived watch keeps its unchanged
+    typed references and dimensions in between its runs.
 
     Raises :class:`NotReadyError` (exit 4) before anything when ``source.ready_when`` is
     missing, and :class:`LockedError` (exit 5) when another run of the contract is live.
@@ -105,7 +109,7 @@ def run_contract(
         if lock.took_over is not None and listener is not None:
             listener.notice(f"took over a stale writer lock from {lock.took_over.describe()}")
         checkpoint("locked")
-        return _run_locked(loaded, lock, engine_name, listener, engine_options, incremental)
+        return _run_locked(loaded, lock, engine_name, listener, engine_options, incremental, reuse)
 
 
 def _run_locked(
@@ -115,6 +119,7 @@ def _run_locked(
     listener: Listener | None,
     engine_options: dict[str, Any] | None,
     incremental: Any = None,
+    reuse: Any = None,
 ) -> RunResult:
     """Open the engine, run the stages in order, write the metrics."""
     from .metrics import build_metrics, write_metrics
@@ -140,6 +145,7 @@ def _run_locked(
         mode=mode_of(incremental, loaded),
         lock=lock,
         started_at=started,
+        reuse=reuse if caps.relation_snapshots else None,
     )
     ledger_error: LedgerError | None = None
     try:
@@ -224,7 +230,11 @@ def stage_references(ctx: RunContext) -> None:
     for name, ref in ctx.contract.references.items():
         files = bind_s.list_files(ctx.loaded, ref, f"references.{name}")
         table = f"{REF_PREFIX}{name}"
-        _load_typed(ctx, files, ref, [], table, f"{REF_LINES_PREFIX}{name}")
+        build = partial(_load_typed, ctx, files, ref, [], table, f"{REF_LINES_PREFIX}{name}")
+        if ctx.reuse is not None:  # a watch: restored while its files are unchanged
+            ctx.reuse.reference(ctx.engine, name, ref, files, table, build)
+        else:
+            build()
         ctx.reference_tables[name] = table
 
 

@@ -101,6 +101,9 @@ class RunContext:
     started_at: dt.datetime | None = None
     #: set by a stage when the run has nothing to do (an empty micro-batch)
     result: RunResult | None = None
+    #: a long-lived watch's typed references and dimensions kept across its runs
+    #: (run/reuse.py ``RelationCache``); None: every relation is built
+    reuse: Any = None
 
     @property
     def contract(self) -> Contract:

@@ -7,6 +7,8 @@ that matters for correctness — the warehouse's file ledger does — so a watch
 any moment (SIGKILL included) is restarted and carries on exactly where the last COMMIT
 left it. Between polls the landing folder is looked at every 0.1 s (run/landing.py): a
 file landed there starts the next poll at once instead of after the rest of the interval.
+The loop hands its batches one cache of typed references and dimensions (run/reuse.py),
+so a reference whose files did not change is not typed again every batch.
 
 Stopping: the caller passes a :class:`threading.Event` (the CLI sets it on SIGINT and
 SIGTERM). It is checked between batches only, so the batch in flight finishes and
@@ -130,8 +132,10 @@ def _poll(
     until_idle: bool,
 ) -> WatchOutcome:
     from .pipeline import run_contract
+    from .reuse import RelationCache
 
     out = WatchOutcome(0, "stopped")
+    reuse = RelationCache()  # unchanged references are typed once per watch (run/reuse.py)
     while not stop.is_set():
         loaded = load()
         polled = None if until_idle else listing(loaded)  # what this poll may find
@@ -142,6 +146,7 @@ def _poll(
                 listener=listener,
                 engine_options=engine_options,
                 incremental=True,
+                reuse=reuse,
             )
         except LockedError as exc:
             if until_idle:  # a one-shot run is refused like any run (exit 5)
