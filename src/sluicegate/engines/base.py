@@ -190,8 +190,9 @@ class Engine(ABC):
         raise NotImplementedError(f"the {self.name} engine cannot snapshot a table")
 
     def restore_table(self, table: str, snapshot: Any) -> None:
-        """Create TEMP ``table`` from a :meth:`snapshot_table` of an engine of this process.
-        Raises ``ValueError`` when the copy would not have the snapshot's column types."""
+        """Make TEMP relation ``table`` (a table or a view) hold a :meth:`snapshot_table` of
+        an engine of this process. Raises ``ValueError`` when it would not have the
+        snapshot's column types."""
         raise NotImplementedError(f"the {self.name} engine cannot restore a table")
 
     # -- serving (serve/load.py) ------------------------------------------------------------

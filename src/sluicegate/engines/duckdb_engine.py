@@ -189,9 +189,11 @@ class DuckDBEngine(Engine):
         return columns, self.con.sql(query).to_arrow_table()
 
     def restore_table(self, table: str, snapshot: Any) -> None:
-        """``CREATE TEMP TABLE table AS SELECT CAST(c AS <its type>) … FROM <the Arrow
-        table>``; ValueError (nothing created) when a type cannot be spelled back, or the
-        table's columns are not the snapshot's."""
+        """``CREATE TEMP VIEW table AS SELECT CAST(c AS <its type>) … FROM <the Arrow
+        table>``: a view, not a copy — the Arrow rows are immutable and stay registered
+        with this connection until it closes (copying the 93k-row customer change log
+        back cost ~0.1 s a batch). ValueError (nothing left behind) when a type cannot be
+        spelled back or the view's columns are not the snapshot's."""
         columns, rows = snapshot
         try:
             select = exp.select(
@@ -208,14 +210,12 @@ class DuckDBEngine(Engine):
             )
         except Exception as exc:  # noqa: BLE001 - a type sqlglot cannot parse: rebuild instead
             raise ValueError(f"{table}: a column type cannot be restored ({exc})") from None
-        view = f"_sg_snapshot_{table}"
-        self.con.register(view, rows)
-        try:
-            self.create_table_as(table, select.from_(_quoted(view)), temporary=True)
-        finally:
-            self.con.unregister(view)
+        arrow = f"_sg_snapshot_{table}"
+        self.con.register(arrow, rows)
+        self.create_temp_view(table, select.from_(_quoted(arrow)))
         if self.columns(table) != columns:
-            self.drop_table(table)
+            self.execute(exp.Drop(this=_quoted(table), kind="VIEW", exists=True))
+            self.con.unregister(arrow)
             raise ValueError(f"{table}: the restored column types differ from the snapshot's")
 
     # -- transactions ------------------------------------------------------------
