@@ -104,16 +104,27 @@ def run_records(runs_table: str, contract: str) -> exp.Select:
 
 
 def prior_select(
-    keys: Sequence[str], logical_date: str, tables: Sequence[str], clean: str
+    keys: Sequence[str],
+    logical_date: str,
+    tables: Sequence[str],
+    clean: str,
+    batch: str | None = None,
 ) -> exp.Select:
     """One kept row per key among the date's published rows of ``tables`` (key, lineage).
 
     Clean rows recycled from the DLQ (in ``clean``) are copies of inbox rows, not
-    records: left out.
+    records: left out. ``batch``: a relation with the key columns (the micro-batch's
+    typed rows) — only keys it holds are numbered. :func:`against_prior` joins on the key
+    alone, so the rows left out could never match; numbering the whole date's rows grew
+    every batch with the day's data (a window over all of them).
     """
     keys = list(keys)
     day = exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE"))
     keyed = [exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys]
+    if batch is not None:
+        own = exp.select(*[col(k) for k in keys]).from_(exp.Table(this=ident(batch)))
+        probe = col(keys[0]) if len(keys) == 1 else exp.Tuple(expressions=[col(k) for k in keys])
+        keyed.append(exp.In(this=probe, query=exp.Subquery(this=own)))
     parts = []
     for t in tables:
         where = exp.and_(day.copy(), *[k.copy() for k in keyed])

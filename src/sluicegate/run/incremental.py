@@ -89,6 +89,8 @@ class Incremental:
     processed: int = 0  # files in the ledger before this batch (changed or not)
     changed: list[ChangedFile] = field(default_factory=list)
     has_prior: bool = False
+    #: the warehouse tables holding the date's earlier rows (dedupe across batches)
+    prior_tables: list[str] = field(default_factory=list)
     files: list[bind_s.BoundFile] = field(default_factory=list)
 
     # -- bind ------------------------------------------------------------------------
@@ -109,7 +111,8 @@ class Incremental:
             ledger = read_ledger(eng, loaded.contract.name)
             new = [p for p in candidates if p not in ledger]
             if new:
-                self.has_prior = _prepare_prior(ctx)
+                self.prior_tables = _prior_tables(ctx)
+                self.has_prior = bool(self.prior_tables)
         # every processed file is checked, not only this batch's candidates: the Spark
         # stream offers only new files, and a changed file is never offered again
         self.processed = len(ledger)
@@ -136,6 +139,7 @@ class Incremental:
         d = ctx.contract.dedupe
         if d is None or not self.has_prior:
             return ranked
+        _prepare_prior(ctx, self.prior_tables, typed)
         names = [n for n, _t in ctx.engine.columns(typed)]
         return inc_sql.against_prior(ranked, names, d.key)
 
@@ -293,23 +297,32 @@ def changed_files(processed: dict[str, dict[str, Any]], spec: Any) -> list[Chang
 # -- dedupe across micro-batches ----------------------------------------------------------
 
 
-def prior_select(ctx: RunContext, tables: list[str]) -> exp.Select:
-    """One kept row per key among the date's published rows of ``tables`` (key, lineage)."""
+def prior_select(ctx: RunContext, tables: list[str], batch: str | None = None) -> exp.Select:
+    """One kept row per key among the date's published rows of ``tables`` (key, lineage),
+    of the keys in ``batch`` only when given."""
     c = ctx.contract
-    return inc_sql.prior_select(c.dedupe.key, ctx.loaded.logical_date, tables, c.outputs.clean)
+    day = ctx.loaded.logical_date
+    return inc_sql.prior_select(c.dedupe.key, day, tables, c.outputs.clean, batch)
 
 
-def _prepare_prior(ctx: RunContext) -> bool:
-    """Copy the date's kept keys into the TEMP table :data:`T_PRIOR` (warehouse attached)."""
+def _prior_tables(ctx: RunContext) -> list[str]:
+    """At bind (warehouse attached): the published tables earlier rows of the date can be
+    in; empty without a dedupe key or before the first publish."""
     c = ctx.contract
     if c.dedupe is None:
-        return False
+        return []
     eng = ctx.engine
-    tables = [t for t in (c.outputs.clean, c.outputs.quarantine) if eng.table_exists(t)]
-    if not tables:
-        return False
-    eng.create_table_as(T_PRIOR, prior_select(ctx, tables), temporary=True)
-    return True
+    return [t for t in (c.outputs.clean, c.outputs.quarantine) if eng.table_exists(t)]
+
+
+def _prepare_prior(ctx: RunContext, tables: list[str], typed: str) -> None:
+    """Copy the kept row of each key of the batch (``typed``) that earlier runs of the date
+    published into the TEMP table :data:`T_PRIOR`. Done at dedupe, once the batch's keys
+    are known, in its own short attach of the warehouse: the writer lock is held since
+    the bind, so the date's published rows are the ones the bind saw."""
+    eng = ctx.engine
+    with eng.attached():
+        eng.create_table_as(T_PRIOR, prior_select(ctx, tables, typed), temporary=True)
 
 
 def processed_files(eng: Engine, contract: str) -> list[dict[str, Any]]:

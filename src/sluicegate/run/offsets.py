@@ -36,7 +36,7 @@ from ..compile.facts import merge_rows
 from ..errors import InputError, LedgerError, LedgerViolation
 from ..faults import checkpoint
 from . import bind as bind_s
-from .incremental import Incremental, _prepare_prior
+from .incremental import Incremental, _prior_tables
 from .offsets_table import (
     OFFSET_COLUMNS,
     OFFSET_KEY,
@@ -108,7 +108,8 @@ class KafkaIncremental(Incremental):
             else:
                 self._consume(ctx, positions)
             if self.reads:
-                self.has_prior = _prepare_prior(ctx)
+                self.prior_tables = _prior_tables(ctx)
+                self.has_prior = bool(self.prior_tables)
         for loss in self.losses:
             ctx.listener.notice(f"kafka: {loss.describe()} (on_offsets_lost: skip)")
         binding = bind_s.Binding(
