@@ -6,8 +6,9 @@ every reference again and rebuilt the SCD2 dimensions from them: on the retail f
 for every 10,000-line file landed, although the change log had not changed. A watch
 process now hands its runs one :class:`RelationCache`: the first batch builds each
 relation as before and leaves a snapshot of it with the cache (``Engine.snapshot_table``,
-engines with ``capabilities.relation_snapshots``); a later batch restores the snapshot
-into its own engine instead of building it, **only while the key it was built under still
+engines with ``capabilities.relation_snapshots``; DuckDB: the rows as Arrow); a later batch
+restores the snapshot into its own engine (DuckDB: a TEMP view over those rows, cast back
+to their types) instead of building it, **only while the key it was built under still
 holds**:
 
 * a reference: the engine's dialect, the reference's declaration as the contract states
