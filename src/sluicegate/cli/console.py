@@ -4,6 +4,10 @@ Core code reports events (``sluicegate.report.events``); this module decides how
 Streams are fixed: results on stdout; progress, warnings and errors on stderr — a warning
 is always one ``warning: …`` line there (on a terminal, ``warning:`` in yellow), whatever
 the command and whether or not ``--json`` is on.
+
+rich is imported when something is drawn with it (a table, colour on a terminal, the live
+progress in cli/live.py), not when the module loads: ``compile``, ``--json`` and ``-q``
+runs and plain lines never pay for it.
 """
 
 from __future__ import annotations
@@ -11,38 +15,15 @@ from __future__ import annotations
 import re
 import sys
 import time
-from typing import Any
-
-from rich import box
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
-from rich.text import Text
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from ..contract.tokens import redact_secrets
 from .present import count, fit_widths, is_share, norm_path, pct, shorten_middle, width
 
-
-class RecordsColumn(ProgressColumn):
-    """``200,000 records  162,311/s`` — the count a stage handled and its rate."""
-
-    def render(self, task: Task) -> Text:
-        n = task.fields.get("records")
-        if n is None:
-            return Text("")
-        secs = task.finished_time if task.finished else task.elapsed
-        rate = f"  {n / secs:,.0f}/s" if secs and secs > 0 else ""
-        return Text(f"{n:>11,} {task.fields.get('unit', 'records')}{rate}")
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
 
 class CliConsole:
@@ -57,12 +38,24 @@ class CliConsole:
         self.quiet = quiet
         self.json_mode = json_mode
         self.tty = sys.stderr.isatty()
-        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
-        self.out = Console(highlight=False, soft_wrap=True)
         self._progress: Progress | None = None
         self._tasks: dict[str, Any] = {}
         self._overall: Any = None
         self._started: dict[str, float] = {}
+
+    @cached_property
+    def err(self) -> Console:
+        """rich's console on stderr (made on first use: it imports rich)."""
+        from rich.console import Console
+
+        return Console(stderr=True, highlight=False, soft_wrap=True)
+
+    @cached_property
+    def out(self) -> Console:
+        """rich's console on stdout (made on first use: it imports rich)."""
+        from rich.console import Console
+
+        return Console(highlight=False, soft_wrap=True)
 
     @property
     def silent(self) -> bool:
@@ -122,6 +115,8 @@ class CliConsole:
         """The one warning channel: ``warning: …`` on stderr (never silenced)."""
         message = redact_secrets(message)
         if self.tty:
+            from rich.text import Text
+
             self.err.print(Text.assemble(("warning:", "yellow"), " ", message), soft_wrap=False)
         else:
             print(f"warning: {message}", file=sys.stderr)
@@ -135,18 +130,9 @@ class CliConsole:
 
     def _live(self) -> Progress:
         if self._progress is None:
-            self._progress = Progress(
-                SpinnerColumn(finished_text="[green]✓[/green]"),
-                TextColumn("{task.description:<10}"),
-                _OnlyFor("overall|counted", BarColumn(bar_width=16)),
-                _OnlyFor("overall", MofNCompleteColumn()),
-                _OnlyFor("overall|counted", TaskProgressColumn()),
-                _OnlyFor("stage|counted", RecordsColumn()),
-                TimeElapsedColumn(),
-                console=self.err,
-                refresh_per_second=8,
-            )
-            self._progress.start()
+            from .live import start_progress
+
+            self._progress = start_progress(self.err)
         return self._progress
 
     # -- output -------------------------------------------------------------------
@@ -154,7 +140,9 @@ class CliConsole:
         if self.silent:
             return
         text = redact_secrets(text)  # an owner or a path may hold a secret
-        if self.out.is_terminal and style:
+        if style and self.out.is_terminal:
+            from rich.text import Text
+
             self.out.print(Text(text, style=style))
         else:
             print(text)
@@ -166,6 +154,8 @@ class CliConsole:
             return
         text = redact_secrets(text)
         if self.out.is_terminal:
+            from rich.text import Text
+
             self.out.print(Text(text), overflow="fold", soft_wrap=False)
         else:
             print(text)
@@ -173,6 +163,8 @@ class CliConsole:
     def error(self, text: str) -> None:
         text = redact_secrets(text)
         if sys.stderr.isatty():
+            from rich.text import Text
+
             self.err.print(Text.assemble(("error:", "red"), " ", text), soft_wrap=False)
         else:
             print(f"error: {text}", file=sys.stderr)
@@ -190,6 +182,11 @@ class CliConsole:
         on a terminal, borderless plain text when piped."""
         if self.silent:
             return
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
         title = redact_secrets(title)  # an owner or a path may hold a secret
         terminal = self.out.is_terminal
         available = self.out.width if terminal else width()
@@ -260,22 +257,6 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def printable(text: str) -> str:
     """``text`` with every control character shown as an escape (ESC → ``\\x1b``)."""
     return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
-
-
-class _OnlyFor(ProgressColumn):
-    """A column shown only for some kinds of task: ``overall`` (the run's bar over its
-    stages), ``stage`` (one stage: its record count) and ``counted`` (work that counts
-    towards a known total, like data generation: bar and count)."""
-
-    def __init__(self, kinds: str, inner: ProgressColumn) -> None:
-        super().__init__()
-        self.kinds = set(kinds.split("|"))
-        self.inner = inner
-
-    def render(self, task: Task) -> Any:
-        if task.fields.get("kind") not in self.kinds:
-            return Text("")
-        return self.inner.render(task)
 
 
 #: Values up to this long keep their width when a table must shrink; longer ones fold.

@@ -14,7 +14,6 @@ import click
 
 from .. import __version__
 from ..errors import SluiceError
-from .authoring_cmd import export_group, import_group, init_cmd
 from .common import (
     CONTEXT,
     DEBUG,
@@ -29,22 +28,31 @@ from .common import (
     var_option,
 )
 from .console import CliConsole, render_run_summary, render_verdict
-from .dlq_cmd import dlq
-from .dlq_history_cmd import history as _dlq_history  # noqa: F401 - registers dlq history
-from .facts_cmd import facts
+from .lazy import LazyGroup
 from .present import check_dialect, choice_typo, emit_json, error_document, norm_path
-from .report_cmd import report_cmd
-from .schema_cmd import schema_cmd
-from .serve_cmd import serve_cmd
-from .snapshot_cmd import snapshot_cmd
-from .watch_cmd import watch_cmd
 
 date_option = logical_date_option(
     "The date this run is for (default: today, UTC). Reruns of a date replace it."
 )
 
 
-@click.group(context_settings=CONTEXT)
+#: The commands defined in their own modules, imported when one of them is used (or listed
+#: by --help): a ``run`` or ``compile`` does not load the others (cli/lazy.py).
+LAZY_COMMANDS = {
+    "dlq": "sluicegate.cli.dlq_history_cmd:dlq",  # adds ``dlq history`` to dlq_cmd.dlq
+    "facts": "sluicegate.cli.facts_cmd:facts",
+    "report": "sluicegate.cli.report_cmd:report_cmd",
+    "snapshot": "sluicegate.cli.snapshot_cmd:snapshot_cmd",
+    "watch": "sluicegate.cli.watch_cmd:watch_cmd",
+    "serve": "sluicegate.cli.serve_cmd:serve_cmd",
+    "schema": "sluicegate.cli.schema_cmd:schema_cmd",
+    "init": "sluicegate.cli.authoring_cmd:init_cmd",
+    "export": "sluicegate.cli.authoring_cmd:export_group",
+    "import": "sluicegate.cli.authoring_cmd:import_group",
+}
+
+
+@click.group(context_settings=CONTEXT, cls=LazyGroup, lazy=LAZY_COMMANDS)
 @click.version_option(__version__, prog_name="sluicegate")
 @click.option(
     "--debug",
@@ -375,18 +383,6 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
     finally:
         con.stop()
     finish_run(con, result, as_json=as_json, quiet=quiet)
-
-
-cli.add_command(dlq)
-cli.add_command(facts)
-cli.add_command(report_cmd)
-cli.add_command(snapshot_cmd)
-cli.add_command(watch_cmd)
-cli.add_command(serve_cmd)
-cli.add_command(schema_cmd)
-cli.add_command(init_cmd)
-cli.add_command(export_group)
-cli.add_command(import_group)
 
 
 def main() -> None:

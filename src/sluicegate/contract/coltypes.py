@@ -8,7 +8,8 @@ type with the same rules, so the type is parsed into a sqlglot ``DataType`` and 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -51,9 +52,20 @@ class UnknownTypeError(ValueError):
 def parse_type(text: str) -> ColumnType:
     """Parse a declared SQL type.
 
+    A contract names a handful of types many times (every column, every ``.parsed`` of a
+    spec): the parse is done once per text and each call gets its own copy of the sqlglot
+    tree, so a caller that puts it into a statement cannot change what the next one gets.
+
     >>> parse_type("DECIMAL(10,2)").kind
     'decimal'
     """
+    parsed = _parse_type(text)
+    return replace(parsed, datatype=parsed.datatype.copy())
+
+
+@lru_cache(maxsize=256)
+def _parse_type(text: str) -> ColumnType:
+    """``parse_type`` without the copy (an error is not cached: it is raised again)."""
     if not TYPE_TEXT.match(text):  # the documented names only, not every sqlglot alias
         raise UnknownTypeError(unknown_type_message(text))
     try:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic_core import core_schema
+if TYPE_CHECKING:  # pydantic is loaded by the models; redacting a message needs none of it
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 
 #: Key paths (``*`` = any list index or mapping name) where ``${secret:…}`` is accepted:
 #: credentials handed to a driver, and nothing that is stored, shown or used as a name.
@@ -77,6 +77,8 @@ class Secret:
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
             _to_secret,
             serialization=core_schema.plain_serializer_function_ser_schema(str),
@@ -85,6 +87,8 @@ class Secret:
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: GetJsonSchemaHandler) -> Any:
         """In the contract's JSON Schema a secret key is text (a ``${secret:…}`` token)."""
+        from pydantic_core import core_schema
+
         return handler(core_schema.str_schema())
 
 
