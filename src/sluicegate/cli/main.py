@@ -30,6 +30,7 @@ from .common import (
 from .console import CliConsole, render_run_summary, render_verdict
 from .lazy import LazyGroup
 from .present import check_dialect, choice_typo, emit_json, error_document, norm_path
+from .process import collect_less, freeze_for_exit
 
 date_option = logical_date_option(
     "The date this run is for (default: today, UTC). Reruns of a date replace it."
@@ -387,7 +388,18 @@ def demo(directory: str | None, lines: int, feed: str, as_json: bool, quiet: boo
 
 def main() -> None:
     """The entry point: click's own usage errors (an unknown option, a bad choice, a
-    missing argument) exit 2 like ours, with the JSON error document under ``--json``."""
+    missing argument) exit 2 like ours, with the JSON error document under ``--json``.
+
+    The process collects garbage less often and skips the collections at exit
+    (cli/process.py)."""
+    collect_less()
+    try:
+        _main()
+    finally:
+        freeze_for_exit()
+
+
+def _main() -> None:
     try:
         code = cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
