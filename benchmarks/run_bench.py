@@ -16,6 +16,7 @@ Results are appended to ``benchmarks/results.jsonl`` and printed as a table.
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime as dt
 import json
 import os
@@ -698,6 +699,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     feed, expected = ensure_feed(args.cache.resolve(), SCALES[args.scale], args.seed)
+    # sluicegate's bytecode, as an installed wheel has it: an editable install run with
+    # PYTHONDONTWRITEBYTECODE=1 would compile every module from source in every timed
+    # process (0.2-0.3 CPU s; benchmarks/startup_bench.py)
+    compileall.compile_dir(str(REPO / "src" / "sluicegate"), quiet=1)
     chosen, skipped = pipelines(args)
     for s in skipped:
         print(f"{s.pipeline}: skipped — {s.skipped}", flush=True)

@@ -2,9 +2,11 @@
 loading, plan building — what every run pays before and around the engine's work.
 
 Three whole processes, each timed N times: ``sluicegate --help``, ``sluicegate compile``
-of the retail contract, and a ``sluicegate run`` of a small retail feed (fresh warehouse
-each time). For the run, the time outside its own stage timings (``timings.total`` of the
-run metrics) is reported too: that is the fixed cost a bigger feed pays as well.
+of the retail contract, and a ``sluicegate run --json`` of a small retail feed (fresh
+warehouse each time; ``--json`` as ``make bench`` runs it). For the run, the time outside
+its own stage timings (``timings.total`` of the run metrics) is reported too: that is the
+fixed cost a bigger feed pays as well. ``modules`` counts what each process imported
+(``python -X importtime``), a figure the machine's load does not move.
 
 CPU seconds (user + system of the child, from ``wait4``) are the figure to compare on a
 shared machine; wall time moves with the load. With ``--src A --src B`` the same commands
@@ -15,7 +17,7 @@ be measured against the code before it on the same host in the same minutes::
     .venv/bin/python benchmarks/startup_bench.py --src /tmp/before/src --src src --runs 7
 
 Bytecode: an editable install run with ``PYTHONDONTWRITEBYTECODE=1`` compiles every
-sluicegate module from source on every start (about 0.3 s here); an installed wheel
+sluicegate module from source on every start (0.2-0.3 CPU s here); an installed wheel
 never does. The source trees are byte-compiled first so both sides measure what an
 installation pays (``--no-compile`` to measure the other case).
 """
@@ -38,24 +40,35 @@ CONTRACT = REPO / "examples" / "retail" / "contract.yml"
 FEED = REPO / ".bench-cache" / "retail-5000-seed42"
 
 
-def child(src: Path, argv: list[str], cwd: Path) -> tuple[float, float, int, str]:
+def child(
+    src: Path, argv: list[str], cwd: Path, python_args: tuple[str, ...] = ()
+) -> tuple[float, float, int, str, str]:
     """Run ``python -m sluicegate.cli.main argv`` with ``src`` first on the path: wall s,
-    CPU s (user + system, the child only), exit code, stdout."""
+    CPU s (user + system, the child only, from ``wait4``), exit code, stdout, stderr."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sluicegate.cli.main", *argv],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    out = proc.stdout.read() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_utime + usage.ru_stime, proc.returncode, out
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, *python_args, "-m", "sluicegate.cli.main", *argv],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, cpu, proc.returncode, out.read(), err.read()
+
+
+def modules_imported(src: Path, argv: list[str], cwd: Path) -> int:
+    """How many modules the process imports (``-X importtime`` logs each once)."""
+    err = child(src, argv, cwd, ("-X", "importtime"))[4]
+    return sum(1 for line in err.splitlines() if line.startswith("import time:")) - 1
 
 
 def commands(feed: Path, tmp: Path) -> dict[str, list[str]]:
@@ -79,6 +92,7 @@ def commands(feed: Path, tmp: Path) -> dict[str, list[str]]:
             f"warehouse={wh}",
             "--var",
             f"export={tmp / 'export'}",
+            "--json",
         ],
     }
 
@@ -114,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 with tempfile.TemporaryDirectory(prefix="sg-start-") as t:
                     tmp = Path(t)
-                    wall, cpu, rc, _ = child(s, commands(args.feed, tmp)[name], REPO)
+                    wall, cpu, rc, _, _ = child(s, commands(args.feed, tmp)[name], REPO)
                     if rc not in (0, 1):
                         print(f"{name} exited {rc} with {s}")
                         return 2
@@ -123,13 +137,22 @@ def main(argv: list[str] | None = None) -> int:
                         outside = wall - total
                 if i:
                     seen.setdefault((str(s), name), []).append((wall, cpu, outside))
-    print(f"{'source':<40} {'command':<8} {'wall s':>7} {'CPU s':>6} {'outside stages s':>17}")
+    counts = {}
+    for s in srcs:
+        for name in names:
+            with tempfile.TemporaryDirectory(prefix="sg-start-") as t:
+                counts[(str(s), name)] = modules_imported(
+                    s, commands(args.feed, Path(t))[name], REPO
+                )
+    print(
+        f"{'source':<40} {'command':<8} {'wall s':>7} {'CPU s':>6} {'outside stages s':>17} modules"
+    )
     for (s, name), rows in seen.items():
         wall = statistics.median(r[0] for r in rows)
         cpu = statistics.median(r[1] for r in rows)
         outs = [r[2] for r in rows if r[2] is not None]
         out = f"{statistics.median(outs):17.2f}" if outs else f"{'':>17}"
-        print(f"{s[-40:]:<40} {name:<8} {wall:7.2f} {cpu:6.2f} {out}")
+        print(f"{s[-40:]:<40} {name:<8} {wall:7.2f} {cpu:6.2f} {out} {counts[(s, name)]:7d}")
     return 0
 
 
