@@ -96,3 +96,25 @@ def test_a_json_run_imports_no_rich_no_other_command_and_no_other_driver(tmp_pat
     assert "duckdb" in names and "sluicegate.run.pipeline" in names  # the log is read
     assert top(names) & {"rich", *NOT_FOR_AN_EMBEDDED_RUN} == set()
     assert names & OTHER_COMMANDS == set()
+
+
+def test_the_command_line_collects_less_and_freezes_its_heap_the_library_does_not():
+    """cli/process.py: the entry point sets the young-generation threshold and freezes
+    the heap before exit (the collections at exit then skip it); importing and using
+    the library changes neither."""
+    probe = (
+        "import atexit, gc, runpy, sys\n"
+        "import sluicegate.api\n"
+        "print('library', gc.get_threshold()[0], gc.get_freeze_count(), flush=True)\n"
+        "atexit.register(lambda: print('cli', gc.get_threshold()[0],"
+        " gc.get_freeze_count() > 0, flush=True))\n"
+        "sys.argv = ['sluicegate', '--version']\n"
+        "runpy.run_module('sluicegate.cli.main', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert "library 700 0" in lines  # Python's default, nothing frozen
+    assert "cli 10000 True" in lines
