@@ -165,7 +165,9 @@ class SparkEngine(Engine):
             )
             self._create_table_as(statement.this.name, statement.expression, temporary=temporary)
         elif isinstance(statement, exp.Drop) and statement.kind in ("TABLE", "VIEW"):
-            self._drop(statement.this.name, if_exists=bool(statement.args.get("exists")))
+            # sqlglot puts a DROP's table in ``tables`` (``this`` in older trees)
+            target = statement.this or (statement.args.get("tables") or [None])[0]
+            self._drop(target.name, if_exists=bool(statement.args.get("exists")))
         else:
             self._df(statement).collect()
 

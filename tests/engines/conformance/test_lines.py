@@ -74,3 +74,15 @@ def test_spark_split_aware_reader_numbers_lines_across_splits(open_test_engine, 
     eng.load_lines([str(feed / "long.json")], "_probe")
     assert eng.spark.table("_probe").rdd.getNumPartitions() > 1  # really split
     assert _read(eng, feed) == expected_lines(feed)
+
+
+def test_drop_table_frees_a_temporary_table(open_test_engine, feed):
+    """``drop_table`` (a run frees its large temporary tables with it) removes the table:
+    sqlglot keeps a DROP's table in ``tables``, which the Spark engine once ignored."""
+    eng = open_test_engine()
+    _read(eng, feed)
+    eng.create_table_as("_sg_copy", exp.select("_line").from_("_sg_lines"), temporary=True)
+    assert eng.table_exists("_sg_copy")
+    eng.drop_table("_sg_copy")
+    assert not eng.table_exists("_sg_copy")
+    eng.drop_table("_sg_copy")  # IF EXISTS: a second drop is no error

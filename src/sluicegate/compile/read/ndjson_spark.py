@@ -118,8 +118,15 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     column's variant ``_e<i>`` and type ``_ty<i>``, and ``_sm`` (the string-valued parse,
     only on lines with a nested value or an undeclared key).
     """
+    parsed = sub(parse_select(lines_table, source, partitions), "_x")
+    return format_select(parsed, source, partitions)
+
+
+def parse_select(lines_table: str, source: TableSource, partitions: list[str]) -> exp.Select:
+    """Step one of the text relation: each line parsed once and checked (``_ok``, ``_m``),
+    each declared column's variant ``_e<i>``, its type ``_ty<i>`` and absence ``_a<i>``,
+    and ``_extra`` (the object has an undeclared key)."""
     names = list(source.columns)
-    n = len(names)
     line = col("_line")
     m = col("_m")
 
@@ -158,7 +165,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
             alias(exp.and_(not_null(m.copy()), exp.Not(this=has)), f"_a{i}"),
         ]
         present = exp.Add(this=present, expression=_case(has.copy(), _int(1), _int(0)))
-    x = exp.select(
+    return exp.select(
         *[col(c) for c in carried],
         alias(not_null(m.copy()), "_ok"),
         m.copy(),
@@ -173,6 +180,15 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         ),
     ).from_(sub(o, "_o"))
 
+
+def format_select(parsed: exp.Expression, source: TableSource, partitions: list[str]) -> exp.Select:
+    """Step two of the text relation: the values as DuckDB's text (``_s<i>``, ``_n<i>``,
+    ``_undeclared``) from :func:`parse_select`'s rows (``parsed``: a table or subquery)."""
+    names = list(source.columns)
+    n = len(names)
+    line = col("_line")
+    m = col("_m")
+    carried = [*LINEAGE, *partitions, "_line"]
     nested = [exp.func("COALESCE", is_nested(col(f"_ty{i}")), exp.false()) for i in range(n)]
     doubles = [exp.EQ(this=col(f"_ty{i}"), expression=lit("DOUBLE")) for i in range(n)]
     need_raw = exp.or_(col("_extra"), *nested, *doubles)
@@ -190,7 +206,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         *[alias(java_double(col(f"_e{i}"), col(f"_ty{i}")), f"_jd{i}") for i in range(n)],
         alias(_case(need_raw, raw_map), "_sm"),
         alias(_case(col("_extra"), _struct_each(undeclared_entries, "e", _typed_entry)), "_ue0"),
-    ).from_(sub(x, "_x"))
+    ).from_(parsed)
     parts_of = [java_parts(col(f"_jd{i}")) for i in range(n)]
     w = exp.select(
         exp.Star(),
