@@ -124,10 +124,15 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     select = inbox_select(quarantine, contract, ctx.partitions, eng.dialect, now)
     eng.create_table_as(T_NEW, select, temporary=True)
     new = exp.Table(this=ident(T_NEW))
-    n = _count(eng, exp.select(exp.func("COUNT", exp.Star())).from_(new.copy()))
-    distinct = _count(
-        eng,
-        exp.select(exp.func("COUNT", exp.Distinct(expressions=[col("_dlq_sk")]))).from_(new.copy()),
+    # one aggregate for both counts: on Spark every query pays planning and code generation
+    n, distinct = (
+        int(v)
+        for v in eng.fetch(
+            exp.select(
+                exp.func("COUNT", exp.Star()),
+                exp.func("COUNT", exp.Distinct(expressions=[col("_dlq_sk")])),
+            ).from_(new.copy())
+        )[0]
     )
     if distinct != n:
         raise LedgerError(
