@@ -149,6 +149,10 @@ def test_hostile_changelog_matches_both_oracles():
     assert 5 not in by and 6 not in by  # unusable changes open no version
     rejected = con.execute(render(scd2.rejected_changes(REF, DIM), "duckdb")).fetchone()[0]
     assert rejected == 4
+    # the run's one-query metrics agree: versions, current versions (one per key), rejected
+    con.execute(f"CREATE TABLE dim AS {render(scd2.scd2_select(REF, DIM, 'BIGINT'), 'duckdb')}")
+    metrics = con.execute(render(scd2.dimension_metrics("dim", REF, DIM), "duckdb")).fetchone()
+    assert metrics == (len(got), len(by), 4)
 
 
 def test_tie_rule_is_lineage_not_input_order():

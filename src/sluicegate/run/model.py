@@ -84,7 +84,7 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
         ref = ctx.reference_tables[dim.reference]
         table = dim_temp_table(name)
         build = scd2.scd2_select(ref, dim, interval_type(dim, ctx.contract))
-        count = [scd2.dimension_stats(table), scd2.rejected_changes(ref, dim)]
+        count = [scd2.dimension_metrics(table, ref, dim)]
         make = partial(_build_dimension, ctx, table, build, count)
         if ctx.reuse is None:
             stats["dimensions"][name] = make()
@@ -129,8 +129,8 @@ def _build_dimension(
     """Build a dimension into TEMP ``table``; its rows, current rows and rejected changes."""
     eng = ctx.engine
     eng.create_table_as(table, build, temporary=True)
-    rows, current = (int(v) for v in eng.fetch(count[0])[0])
-    rejected = int(eng.fetch(count[1])[0][0])
+    # one query: versions, current versions, rejected changes (scd2.dimension_metrics)
+    rows, current, rejected = (int(v) for v in eng.fetch(count[0])[0])
     return {"rows": rows, "current": current, "rejected_changes": rejected}
 
 

@@ -155,5 +155,16 @@ def dimension_stats(dim_table: str) -> exp.Select:
     ).from_(exp.to_table(dim_table))
 
 
+def dimension_metrics(dim_table: str, ref_table: str, dim: Dimension) -> exp.Select:
+    """:func:`dimension_stats` and :func:`rejected_changes` as one row (versions, current,
+    rejected): two one-row aggregates cross-joined, so a run asks once per dimension (on
+    Spark every query pays planning and code generation)."""
+    return (
+        exp.select(exp.Star())
+        .from_(_sub(dimension_stats(dim_table), "_ds"))
+        .join(_sub(rejected_changes(ref_table, dim), "_rc"), join_type="CROSS")
+    )
+
+
 def _sub(q: exp.Select, alias: str) -> exp.Subquery:
     return exp.Subquery(this=q, alias=exp.TableAlias(this=ident(alias)))
