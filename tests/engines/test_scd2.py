@@ -359,3 +359,6 @@ def test_scd2_runs_on_spark_identically(spark):
     assert got == build_dim(con) == oracle_py(HOSTILE)
     rejected = spark.sql(render(scd2.rejected_changes(REF, DIM), "spark")).collect()[0][0]
     assert rejected == 4
+    spark.sql(sql).createOrReplaceTempView("_dim_spark")
+    metrics = spark.sql(render(scd2.dimension_metrics("_dim_spark", REF, DIM), "spark")).collect()
+    assert tuple(metrics[0]) == (len(got), len({r[0] for r in got}), 4)
