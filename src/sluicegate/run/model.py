@@ -84,12 +84,12 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
         ref = ctx.reference_tables[dim.reference]
         table = dim_temp_table(name)
         build = scd2.scd2_select(ref, dim, interval_type(dim, ctx.contract))
-        count = [scd2.dimension_metrics(table, ref, dim)]
+        count = scd2.dimension_metrics(table, ref, dim)
         make = partial(_build_dimension, ctx, table, build, count)
         if ctx.reuse is None:
             stats["dimensions"][name] = make()
         else:  # a watch: restored while its reference and declaration are unchanged
-            sql = [eng.render(q) for q in (build, *count)]
+            sql = [eng.render(q) for q in (build, count)]
             stats["dimensions"][name] = ctx.reuse.dimension(eng, dim.reference, sql, table, make)
     ctx.counts.model = stats
     dims = {n: dim_temp_table(n) for n in m.dimensions}
@@ -124,13 +124,13 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
 
 
 def _build_dimension(
-    ctx: RunContext, table: str, build: exp.Select, count: list[exp.Select]
+    ctx: RunContext, table: str, build: exp.Select, count: exp.Select
 ) -> dict[str, Any]:
     """Build a dimension into TEMP ``table``; its rows, current rows and rejected changes."""
     eng = ctx.engine
     eng.create_table_as(table, build, temporary=True)
     # one query: versions, current versions, rejected changes (scd2.dimension_metrics)
-    rows, current, rejected = (int(v) for v in eng.fetch(count[0])[0])
+    rows, current, rejected = (int(v) for v in eng.fetch(count)[0])
     return {"rows": rows, "current": current, "rejected_changes": rejected}
 
 
