@@ -23,6 +23,14 @@ A crash before the commit leaves the warehouse unchanged and a stale staging fol
 that the next run of the date deletes first; a crash during the swap leaves every
 partition either old or new for this date (never a partial file) until the date is run
 again, which rewrites the same files (same input, same run id, same rows).
+
+Export scope follows the run's replace scope: a batch run rewrites its date's files
+(``part-<date>-<i>``); a micro-batch, which replaces only its own run id's rows, writes
+only its own rows (``part-<date>-<run id>-<i>``, staged in ``<date>.<run id>/``), so a
+watch's publish does not grow with the day. A micro-batch that finds a staging folder of
+its date left by another run (a crash between that run's commit and its swap) rewrites
+the date's export whole instead — the batch run's files, which repair any interrupted
+swap — and removes the left folders only after its own swap.
 """
 
 from __future__ import annotations
@@ -68,6 +76,8 @@ class PendingExport:
     final: Path
     prefix: str
     rows: int
+    scope: str = "date"  # "run": a micro-batch's own rows only
+    repaired: tuple[Path, ...] = ()  # same-date staging folders left by other runs
 
 
 # -- 1. before publish ---------------------------------------------------------------
@@ -207,33 +217,51 @@ def _ensure_table(ctx: RunContext, name: str, select: exp.Select, columns: list[
 
 
 def _stage_export(ctx: RunContext, name: str, fact: Fact, path: str, rows: int) -> PendingExport:
-    """Write the date's fact rows (``rows``: just proven equal to its clean rows) to staging."""
-    day = ctx.loaded.logical_date
+    """Stage the fact's export: the date's rows, or a micro-batch's own rows only.
+
+    ``rows`` (just proven equal to the run's clean rows) is what the metrics report.
+    """
+    day, run = ctx.loaded.logical_date, ctx.replace_run_id
     final = Path(ctx.loaded.resolve_path(path))
-    staging = staging_dir(final, day)
-    for left in sorted(staging.parent.glob("*")) if staging.parent.is_dir() else []:
-        if left.name != day:  # a run crashed after its commit, before its swap
+    own = staging_dir(final, day, run)
+    left = sorted(own.parent.iterdir()) if own.parent.is_dir() else []
+    same_day = [p for p in left if p != own and _staging_date(p.name) == day]
+    for p in left:
+        if _staging_date(p.name) != day:  # a run crashed after its commit, before its swap
             ctx.listener.notice(
-                f"the export {final} of {left.name} was committed but not swapped in (a crash "
-                f"after the commit): rerun --logical-date {left.name} to repair it"
+                f"the export {final} of {_staging_date(p.name)} was committed but not swapped "
+                f"in (a crash after the commit): rerun --logical-date {_staging_date(p.name)} "
+                "to repair it"
             )
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    if run is not None and same_day:  # repair: rewrite the date's export whole
+        run, own = None, staging_dir(final, day, None)
+    shutil.rmtree(own, ignore_errors=True)
+    own.mkdir(parents=True)
     columns = [c.name for c in fact_columns(fact, ctx.contract)]
-    select = export_select(name, columns, export_time(fact), day)
-    prefix = export_prefix(day)
-    ctx.engine.write_parquet_partitioned(select, str(staging), EXPORT_PARTITIONS, prefix)
-    return PendingExport(name, staging, final, prefix, rows)
+    select = export_select(name, columns, export_time(fact), day, run_id=run)
+    prefix = export_prefix(day, run)
+    ctx.engine.write_parquet_partitioned(select, str(own), EXPORT_PARTITIONS, prefix)
+    repaired = tuple(p for p in same_day if p != own)
+    scope = "date" if run is None else "run"
+    return PendingExport(name, own, final, prefix, rows, scope, repaired)
 
 
-def staging_dir(final: Path, logical_date: str) -> Path:
-    """Next to the export folder, hidden from every reader of it."""
-    return final.parent / f".{final.name}.staging" / logical_date
+def staging_dir(final: Path, logical_date: str, run_id: str | None = None) -> Path:
+    """Next to the export folder, hidden from every reader of it: ``<date>`` for a date's
+    export, ``<date>.<run id>`` for a micro-batch's own rows."""
+    leaf = logical_date if run_id is None else f"{logical_date}.{run_id}"
+    return final.parent / f".{final.name}.staging" / leaf
 
 
-def export_prefix(logical_date: str) -> str:
-    """File names of one logical date: ``part-<date>-<i>.parquet`` (fixed-length dates)."""
-    return f"part-{logical_date}"
+def _staging_date(leaf: str) -> str:
+    return leaf.split(".", 1)[0]
+
+
+def export_prefix(logical_date: str, run_id: str | None = None) -> str:
+    """File names of one logical date, ``part-<date>-<i>.parquet`` (fixed-length dates), or
+    of one micro-batch of it, ``part-<date>-<run id>-<i>.parquet``: the date's glob
+    ``part-<date>-*`` covers both, so a batch rerun of the date replaces every one."""
+    return f"part-{logical_date}" if run_id is None else f"part-{logical_date}-{run_id}"
 
 
 # -- 3. after commit ------------------------------------------------------------------
@@ -243,9 +271,15 @@ def finish_model(ctx: RunContext, pending: list[PendingExport]) -> None:
     """Swap each staged export into place, partition by partition."""
     for pe in pending:
         swapped = swap_partitions(pe.staging, pe.final, pe.prefix)
+        for left in pe.repaired:  # the date's export now holds what they staged
+            shutil.rmtree(left, ignore_errors=True)
+        parent = pe.staging.parent
+        if pe.repaired and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
         ctx.counts.model_stats().setdefault("facts", {}).setdefault(pe.fact, {})["export"] = {
             "path": str(pe.final),
             "rows": pe.rows,
+            "scope": pe.scope,
             **swapped,
         }
 

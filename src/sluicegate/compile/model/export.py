@@ -15,13 +15,23 @@ from .schema import EXPORT_PARTITIONS
 
 
 def export_select(
-    fact_table: str, columns: list[str], time_column: str, logical_date: str
+    fact_table: str,
+    columns: list[str],
+    time_column: str,
+    logical_date: str,
+    run_id: str | None = None,
 ) -> exp.Select:
-    """Every column of ``fact_table`` for ``logical_date``, then ``year`` and ``month``.
+    """Every column of ``fact_table`` for ``logical_date`` (and ``run_id``, a micro-batch's
+    own rows), then ``year`` and ``month``.
 
     Ordered by lineage, so a rerun of the same input writes the same bytes.
     """
     year, month = EXPORT_PARTITIONS
+    where: exp.Expression = exp.EQ(
+        this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")
+    )
+    if run_id is not None:
+        where = exp.and_(where, exp.EQ(this=col("_run_id"), expression=lit(run_id)))
     return (
         exp.select(
             *[col(c) for c in columns],
@@ -29,6 +39,6 @@ def export_select(
             exp.alias_(exp.Month(this=col(time_column)), ident(month)),
         )
         .from_(table_ref(fact_table))
-        .where(exp.EQ(this=col("_logical_date"), expression=exp.cast(lit(logical_date), "DATE")))
+        .where(where)
         .order_by(col("_source_file"), col("_source_line"))
     )
