@@ -220,6 +220,25 @@ def test_the_watch_reused_every_unchanged_relation_and_rebuilt_the_changed(passe
     # batch 1 builds 3 references + dim_customer; 2 restores all four; 3 rebuilds products,
     # customers_cdc and the dimension (stores restored); 4 restores all four
     assert (cache.built, cache.reused) == (4 + 3, 4 + 1 + 4)
+    # the published dim_customer was replaced by batches 1 (unmarked) and 3 (a new build)
+    # and left in place by 2 and 4, which carried the mark of the build they restored
+    assert cache.kept_published == 2
+
+
+def test_a_published_dimension_carries_the_mark_of_its_build(passes: dict):
+    """The kept warehouse's dim_customer is marked with the last build's digest; a batch
+    run's (the fresh pass has no cache) carries none, so a watch after it replaces it."""
+    (cache,) = passes["caches"]
+    marks = {}
+    for tag in ("kept", "fresh"):
+        con = duckdb.connect(str(passes[tag]), read_only=True)
+        marks[tag] = con.execute(
+            "SELECT comment FROM duckdb_tables() WHERE table_name = 'dim_customer'"
+        ).fetchone()[0]
+        con.close()
+    assert marks["kept"] == cache.dimension_mark("_sg_dim_dim_customer")
+    assert marks["kept"].startswith("sluicegate dimension build ")
+    assert marks["fresh"] is None
 
 
 def test_kept_relations_publish_exactly_what_fresh_runs_publish(passes: dict):

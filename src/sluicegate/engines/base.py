@@ -195,6 +195,16 @@ class Engine(ABC):
         snapshot's column types."""
         raise NotImplementedError(f"the {self.name} engine cannot restore a table")
 
+    def table_mark(self, table: str) -> str | None:
+        """The mark :meth:`mark_table` left on published ``table`` (None: none, or no such
+        table). Asked only by engines with ``capabilities.relation_snapshots``."""
+        raise NotImplementedError(f"the {self.name} engine keeps no table marks")
+
+    def mark_table(self, table: str, mark: str) -> None:
+        """Leave ``mark`` on published ``table``, in the open transaction: a later run
+        reads it back to know what the table was built from (run/model.py)."""
+        raise NotImplementedError(f"the {self.name} engine keeps no table marks")
+
     # -- serving (serve/load.py) ------------------------------------------------------------
     def arrow_batches(self, query: exp.Expression, batch_rows: int = 122_880) -> Any:
         """The rows of ``query`` as a ``pyarrow.RecordBatchReader`` (what serving streams

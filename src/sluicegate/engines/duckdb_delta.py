@@ -163,6 +163,13 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if auto:
             self.commit()
 
+    def table_mark(self, table: str) -> str | None:
+        """A lake table carries no mark: a watch replaces its dimensions every batch."""
+        return None
+
+    def mark_table(self, table: str, mark: str) -> None:
+        return None
+
     def create_table_as(
         self, table: str, query: exp.Expression, *, temporary: bool = False
     ) -> None:

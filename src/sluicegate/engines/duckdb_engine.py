@@ -181,6 +181,35 @@ class DuckDBEngine(Engine):
         ]
 
     # -- snapshots: a TEMP table kept by the process between runs (run/reuse.py) ----------
+    def table_mark(self, table: str) -> str | None:
+        """The table's COMMENT in the default catalog (the attached warehouse)."""
+        q = (
+            exp.select("comment")
+            .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables")))
+            .where(
+                exp.and_(
+                    exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table)),
+                    exp.EQ(
+                        this=exp.column("database_name"),
+                        expression=exp.func("current_database"),
+                    ),
+                    exp.EQ(this=exp.column("schema_name"), expression=exp.Literal.string("main")),
+                )
+            )
+        )
+        rows = self.fetch(q)
+        return rows[0][0] if rows else None
+
+    def mark_table(self, table: str, mark: str) -> None:
+        """``COMMENT ON TABLE``: transactional, and dropped with the table it is on."""
+        self.execute(
+            exp.Comment(
+                this=exp.Table(this=exp.to_identifier(table, quoted=True)),
+                kind="TABLE",
+                expression=exp.Literal.string(mark),
+            )
+        )
+
     def snapshot_table(self, table: str) -> Any:
         """``(columns, pyarrow.Table)`` of ``table``: the rows as Arrow, and the column
         types :meth:`restore_table` casts them back to (Arrow has no JSON type)."""

@@ -156,7 +156,7 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
     rid, day = ctx.run_id, ctx.loaded.logical_date
     stats = ctx.counts.model_stats()
     for name in m.dimensions:
-        eng.create_table_as(name, exp.select(exp.Star()).from_(exp.to_table(dim_temp_table(name))))
+        _publish_dimension(ctx, name)
     visible = {**c.source.columns, **dict.fromkeys(ctx.partitions, None)}
     pending: list[PendingExport] = []
     for name, fact in m.facts.items():
@@ -200,6 +200,19 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
             ]
         )
     return pending
+
+
+def _publish_dimension(ctx: RunContext, name: str) -> None:
+    """Replace the published dimension, unless a watch knows it already holds these rows:
+    it carries the mark of the build this run restored (run/reuse.py)."""
+    eng, temp = ctx.engine, dim_temp_table(name)
+    mark = ctx.reuse.dimension_mark(temp) if ctx.reuse is not None else None
+    if mark is not None and eng.table_mark(name) == mark:
+        ctx.reuse.kept_published += 1
+        return
+    eng.create_table_as(name, exp.select(exp.Star()).from_(exp.to_table(temp)))
+    if mark is not None:
+        eng.mark_table(name, mark)
 
 
 def _ensure_table(ctx: RunContext, name: str, select: exp.Select, columns: list[str]) -> None:

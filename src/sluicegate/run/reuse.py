@@ -21,6 +21,14 @@ holds**:
 * a dimension: the key of the reference it is built from in *this* run, and the SQL that
   builds it and counts it (so a changed ``model:`` declaration or interval type rebuilds).
 
+A dimension's key also decides whether its *published* table must be replaced
+(:meth:`RelationCache.dimension_mark`): publish leaves a digest of the key on the table
+it writes (``Engine.mark_table``; DuckDB: a table COMMENT, in the publish transaction)
+and skips the replace while the table carries this run's digest. Replacing the 94,509
+versions of the retail ``dim_customer`` cost every batch ~0.05 s and ~10 MB of
+write-ahead log to checkpoint; a table written by anything else (a batch run, an older
+watch, a table recreated by hand) has no or another mark, and is replaced.
+
 Nothing of the run record changes: the relations restored are the ones the build would
 make (the snapshot carries rows and column types, and a restore whose types differ is
 refused and built instead), the dimension's counts in the metrics are the ones counted
@@ -65,6 +73,10 @@ class RelationCache:
     reused: int = 0
     #: the key of each reference in the current run (None: not kept, e.g. ``s3://``)
     current: dict[str, RefKey | None] = field(default_factory=dict)
+    #: the digest of each dimension's key in the current run (see the module docstring)
+    marks: dict[str, str] = field(default_factory=dict)
+    #: published dimensions left in place because they carried this run's mark
+    kept_published: int = 0
 
     def reference(
         self,
@@ -102,6 +114,11 @@ class RelationCache:
         while the reference's key in this run and ``sql`` are unchanged, else built."""
         ref_key = self.current.get(reference)
         key = None if ref_key is None else (ref_key, tuple(sql))
+        if key is None:
+            self.marks.pop(table, None)
+        else:
+            digest = hashlib.sha256(repr(key).encode("utf-8")).hexdigest()
+            self.marks[table] = f"sluicegate dimension build {digest}"
         entry = self.entries.get(table)
         if key is not None and entry is not None and entry.key == key and entry.stats:
             if self._restore(eng, table, key):
@@ -113,6 +130,11 @@ class RelationCache:
         else:
             self.entries[table] = _Entry(key, eng.snapshot_table(table), dict(stats))
         return stats
+
+    def dimension_mark(self, table: str) -> str | None:
+        """The mark of TEMP dimension ``table`` as built or restored in this run: a
+        published table that carries it holds the same rows. None: not kept."""
+        return self.marks.get(table)
 
     def _restore(self, eng: Engine, table: str, key: Any) -> bool:
         entry = self.entries.get(table)
