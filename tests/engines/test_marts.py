@@ -226,3 +226,14 @@ def test_a_broken_mart_does_not_cascade():
     )
     assert problems == ["a"]
     assert [m.name for m in compiled] == ["c"]
+
+
+def test_compiled_marts_are_remembered_by_their_sql_and_the_model_schema():
+    """A watch compiles the same marts every batch: the second compile is the first's
+    result, and a model schema that changed is compiled (and refused) again."""
+    first = compile_marts(RETAIL_MARTS, SCHEMA)
+    assert compile_marts(dict(RETAIL_MARTS), {k: dict(v) for k, v in SCHEMA.items()}) is first
+    narrower = {k: {c: t for c, t in v.items() if c != "amount"} for k, v in SCHEMA.items()}
+    problems: list = []
+    compile_marts(RETAIL_MARTS, narrower, on_error=lambda name, err: problems.append(name))
+    assert problems, "a schema without 'amount' must be compiled again and refused"

@@ -172,6 +172,13 @@ def check_columns(
     return columns
 
 
+#: Marts that compiled without a problem, by their SQL and the model's schema: a run
+#: compiles them when its contract is checked and again at publish, and a ``watch``
+#: reloads its contract every batch (qualifying three marts costs ~0.05 s each time).
+_COMPILED: dict[tuple, list[CompiledMart]] = {}
+_COMPILED_MAX = 16
+
+
 def compile_marts(
     marts: Mapping[str, str],
     model_schema: Mapping[str, Mapping[str, str]],
@@ -182,10 +189,20 @@ def compile_marts(
 
     ``marts`` maps a mart name to its SQL; ``model_schema`` maps every dimension and fact
     to ``{column: type}``. ``on_error(mart, error)`` collects problems so all are
-    reported at once; without it the first problem raises.
+    reported at once; without it the first problem raises. The result depends on these
+    two only, so one that had no problem is remembered (callers never change it).
     """
+    key = (
+        tuple(marts.items()),
+        tuple((t, tuple(cols.items())) for t, cols in model_schema.items()),
+    )
+    done = _COMPILED.get(key)
+    if done is not None:
+        return done
+    problems: list[str] = []
 
     def fail(mart: str, err: MartError) -> None:
+        problems.append(mart)
         if on_error is None:
             raise err
         on_error(mart, err)
@@ -223,4 +240,8 @@ def compile_marts(
             continue
         schema[mart] = dict.fromkeys(columns, "UNKNOWN")
         compiled.append(CompiledMart(mart, q, reads, columns))
+    if not problems:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = compiled
     return compiled
