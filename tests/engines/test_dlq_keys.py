@@ -100,10 +100,36 @@ def test_duckdb_string_escaping_matches_python_json(texts):
     con = duckdb.connect()
     con.execute("CREATE TABLE s (i INTEGER, v VARCHAR)")
     con.executemany("INSERT INTO s VALUES (?, ?)", list(enumerate(texts)))
-    q = exp.select(exp.column("i"), json_string(exp.column("v"))).from_("s").order_by("i")
+    q = exp.select(exp.column("i"), json_string(exp.column("v"), "duckdb")).from_("s").order_by("i")
     got = [r[1] for r in con.execute(render(q, "duckdb")).fetchall()]
     assert got == [json.dumps(t, ensure_ascii=False) for t in texts]
     assert [json.loads(g) for g in got] == texts
+
+
+#: every one-character string below U+0100, and the texts of an escape that must stay
+#: as they are: a backslash before ``u000B`` and before a control (DuckDB's short path
+#: lower-cases its own escapes only, behind an escaped backslash too)
+EDGE_TEXTS = [chr(i) for i in range(256)] + [
+    r"\u000B",  # a backslash, then u000B
+    r"\\u000B",  # two backslashes, then u000B
+    "\\\x0b",  # a backslash, then the control
+    "\x1f\\\x1f" + r"\u001F",
+    "a\x01b" + r"\u0001c",
+    "\u2028\u2029é😀",
+]
+
+
+@pytest.mark.duckdb
+@pytest.mark.parametrize("dialect", ["duckdb", "spark"])
+def test_string_escaping_edges_match_python_json(dialect):
+    """Both forms of the JSON string (DuckDB's short one, the portable chain) run on DuckDB
+    and agree with ``json.dumps`` on every control and around literal backslashes."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE s (i INTEGER, v VARCHAR)")
+    con.executemany("INSERT INTO s VALUES (?, ?)", list(enumerate(EDGE_TEXTS)))
+    q = exp.select(exp.column("i"), json_string(exp.column("v"), dialect)).from_("s").order_by("i")
+    got = [r[1] for r in con.execute(render(q, "duckdb")).fetchall()]
+    assert got == [json.dumps(t, ensure_ascii=False) for t in EDGE_TEXTS]
 
 
 @pytest.mark.duckdb

@@ -5,7 +5,7 @@ its own run id, ledger, gate and facts, published in one transaction with the
 processed-file ledger; no new file → nothing happens. The loop itself holds no state
 that matters for correctness — the warehouse's file ledger does — so a watcher killed at
 any moment (SIGKILL included) is restarted and carries on exactly where the last COMMIT
-left it. Between polls the landing folder is looked at every 0.1 s (run/landing.py): a
+left it. Between polls the landing folder is looked at every 0.05 s (run/landing.py): a
 file landed there starts the next poll at once instead of after the rest of the interval.
 The loop hands its batches one cache of typed references and dimensions (run/reuse.py),
 so a reference whose files did not change is not typed again every batch.
