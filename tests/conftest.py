@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# every DuckDB render in the suite (and in the CLI it starts) checks that rendering left
+# its tree as it was: sluicegate renders without sqlglot's copy (compile/render.py)
+os.environ["SLUICEGATE_VERIFY_RENDER"] = "1"
 SLUICEGATE = [sys.executable, "-m", "sluicegate.cli.main"]
 
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import duckdb
 import pytest
+from sqlglot import exp
 
 from sluicegate.compile.model.marts import MartError, compile_marts
 from sluicegate.compile.render import render
@@ -228,11 +229,25 @@ def test_a_broken_mart_does_not_cascade():
     assert [m.name for m in compiled] == ["c"]
 
 
-def test_compiled_marts_are_remembered_by_their_sql_and_the_model_schema():
+def test_compiled_marts_are_remembered_by_their_sql_and_the_model_schema(monkeypatch):
     """A watch compiles the same marts every batch: the second compile is the first's
-    result, and a model schema that changed is compiled (and refused) again."""
+    result (nothing parsed again), each caller gets trees of its own (rendering may change
+    a tree), and a model schema that changed is compiled (and refused) again."""
+    from sluicegate.compile.model import marts as marts_module
+
     first = compile_marts(RETAIL_MARTS, SCHEMA)
-    assert compile_marts(dict(RETAIL_MARTS), {k: dict(v) for k, v in SCHEMA.items()}) is first
+    parsed: list[str] = []
+    real_parse = marts_module.parse_mart
+    monkeypatch.setattr(
+        marts_module, "parse_mart", lambda sql: parsed.append(sql) or real_parse(sql)
+    )
+    second = compile_marts(dict(RETAIL_MARTS), {k: dict(v) for k, v in SCHEMA.items()})
+    assert not parsed, "the same marts and schema must not be compiled again"
+    assert [(m.name, m.query.sql()) for m in second] == [(m.name, m.query.sql()) for m in first]
+    before = first[0].query.sql()
+    second[0].query.set("where", exp.false())  # one caller changing its tree ...
+    third = compile_marts(RETAIL_MARTS, SCHEMA)
+    assert first[0].query.sql() == third[0].query.sql() == before  # ... changes no other's
     narrower = {k: {c: t for c, t in v.items() if c != "amount"} for k, v in SCHEMA.items()}
     problems: list = []
     compile_marts(RETAIL_MARTS, narrower, on_error=lambda name, err: problems.append(name))

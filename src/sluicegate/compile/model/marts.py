@@ -197,8 +197,8 @@ def compile_marts(
         tuple((t, tuple(cols.items())) for t, cols in model_schema.items()),
     )
     done = _COMPILED.get(key)
-    if done is not None:
-        return done
+    if done is not None:  # copies: a caller may render (and so change) its trees
+        return [CompiledMart(m.name, m.query.copy(), list(m.reads), list(m.columns)) for m in done]
     problems: list[str] = []
 
     def fail(mart: str, err: MartError) -> None:
@@ -243,5 +243,7 @@ def compile_marts(
     if not problems:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
-        _COMPILED[key] = compiled
+        _COMPILED[key] = [
+            CompiledMart(m.name, m.query.copy(), list(m.reads), list(m.columns)) for m in compiled
+        ]
     return compiled
