@@ -106,10 +106,12 @@ def rows_select(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, 
     )
     return exp.select(
         *[
-            exp.alias_(exp.Cast(this=col(f"_c{i}", "_v"), to=_datatype(t).copy()), ident(name))
+            exp.alias_(
+                exp.Cast(this=col(f"_c{i}", "_v"), to=_datatype(t).copy()), ident(name), copy=False
+            )
             for i, (name, t) in enumerate(columns)
         ]
-    ).from_(values)
+    ).from_(values, copy=False)
 
 
 def _cell(value: Any, sql_type: str) -> exp.Expression:

@@ -31,9 +31,10 @@ def routed_counts(
     for c in checks:
         names.append(f"failed:{c.name}")
         outs.append(_count_if(exp.Not(this=col(c.flag))))
-    return exp.select(*[exp.alias_(o, ident(f"c{i}")) for i, o in enumerate(outs)]).from_(
-        exp.to_table(routed)
-    ), names
+    # every tree here is new: no copies (a builder copies its whole instance by default)
+    return exp.select(
+        *[exp.alias_(o, ident(f"c{i}"), copy=False) for i, o in enumerate(outs)]
+    ).from_(exp.to_table(routed), copy=False), names
 
 
 def ranked_counts(ranked: str, columns: list[str]) -> tuple[exp.Select, list[str]]:
@@ -53,9 +54,9 @@ def ranked_counts(ranked: str, columns: list[str]) -> tuple[exp.Select, list[str
             _count_if(col(f"_x{i}")),
             _count_if(exp.Not(this=exp.Is(this=col(c), expression=exp.null()))),
         ]
-    return exp.select(*[exp.alias_(o, ident(f"c{i}")) for i, o in enumerate(outs)]).from_(
-        exp.to_table(ranked)
-    ), names
+    return exp.select(
+        *[exp.alias_(o, ident(f"c{i}"), copy=False) for i, o in enumerate(outs)]
+    ).from_(exp.to_table(ranked), copy=False), names
 
 
 def undeclared_fields(ranked: str, dialect: str) -> exp.Select:

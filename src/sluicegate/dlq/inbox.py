@@ -78,12 +78,12 @@ def inbox_select(
     source = contract.source_name
     inner = exp.select(
         exp.Column(this=exp.Star(), table=ident("_q")),
-        exp.alias_(row_json(contract, partitions, dialect, "_q"), ident("_row_data")),
-    ).from_(exp.Subquery(this=quarantine, alias=exp.TableAlias(this=ident("_q"))))
+        exp.alias_(row_json(contract, partitions, dialect, "_q"), ident("_row_data"), copy=False),
+    ).from_(exp.Subquery(this=quarantine, alias=exp.TableAlias(this=ident("_q"))), copy=False)
     names = quarantine.named_selects
     return exp.select(
         *[col(n, "_j") for n in names],
-        exp.alias_(dlq_key(source, col("_row_data", "_j"), dialect), ident("_dlq_sk")),
+        exp.alias_(dlq_key(source, col("_row_data", "_j"), dialect), ident("_dlq_sk"), copy=False),
         exp.alias_(exp.cast(lit(source), "VARCHAR"), ident("_dlq_source_table")),
         exp.alias_(exp.cast(lit("quarantined"), "VARCHAR"), ident("_dlq_status")),
         exp.alias_(exp.cast(exp.Literal.number(1), "INTEGER"), ident("_dlq_attempts")),
@@ -91,7 +91,7 @@ def inbox_select(
         exp.alias_(col("_failed_rules", "_j"), ident("_dlq_failed_rules")),
         exp.alias_(exp.cast(col("_rescued_data", "_j"), "VARCHAR"), ident("_dlq_rescued_data")),
         col("_row_data", "_j"),
-    ).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("_j"))))
+    ).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("_j"))), copy=False)
 
 
 def _count(eng: Engine, query: exp.Expression) -> int:

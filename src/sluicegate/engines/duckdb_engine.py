@@ -235,6 +235,7 @@ class DuckDBEngine(Engine):
                             exp.DataType.build(t, dialect="duckdb"),
                         ),
                         exp.to_identifier(n, quoted=True),
+                        copy=False,
                     )
                     for n, t in columns
                 ]
@@ -243,7 +244,7 @@ class DuckDBEngine(Engine):
             raise ValueError(f"{table}: a column type cannot be restored ({exc})") from None
         arrow = f"_sg_snapshot_{table}"
         self.con.register(arrow, rows)
-        self.create_temp_view(table, select.from_(_quoted(arrow)))
+        self.create_temp_view(table, select.from_(_quoted(arrow), copy=False))
         if self.columns(table) != columns:
             self.execute(exp.Drop(this=_quoted(table), kind="VIEW", exists=True))
             self.con.unregister(arrow)

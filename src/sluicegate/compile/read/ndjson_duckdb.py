@@ -91,7 +91,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
     )
     j = exp.select(
         *[col(c) for c in LINEAGE], *[col(p) for p in partitions], line, alias(well_formed, "_obj")
-    ).from_(with_partitions(lines_table, partitions, ["_line", "_bad_utf8"]))
+    ).from_(with_partitions(lines_table, partitions, ["_line", "_bad_utf8"]), copy=False)
 
     def when_obj(e: exp.Expression) -> exp.Expression:
         return exp.Case(ifs=[exp.If(this=col("_obj"), true=e)])
@@ -102,14 +102,14 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         *[col(c) for c in carried],
         alias(when_obj(_fn("json_extract_string", line.copy(), paths)), "_v"),
         alias(when_obj(_fn("json_keys", line.copy())), "_k"),
-    ).from_(sub(j, "_j"))
+    ).from_(sub(j, "_j"), copy=False)
 
     # each value is taken out of the list once (array_extract copies the string)
     w = exp.select(
         *[col(c) for c in carried],
         col("_k"),
         *[alias(_bracket("_v", i), f"_t{i}") for i in range(n)],
-    ).from_(sub(v, "_v"))
+    ).from_(sub(v, "_v"), copy=False)
 
     present = [_fn("list_contains", col("_k"), lit(nm)) for nm in names]
     counted = exp.paren(
@@ -140,7 +140,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         alias(exp.func("COALESCE", extra, exp.false()), "_e"),
         *nested,
         *[alias(exp.Not(this=p), f"_a{i}") for i, p in enumerate(present)],
-    ).from_(sub(w, "_w"))
+    ).from_(sub(w, "_w"), copy=False)
 
     dup = exp.Case(
         ifs=[
@@ -161,7 +161,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         alias(exp.and_(col("_obj"), exp.Not(this=dup)), "_ok"),
         *[col(f"_n{i}") for i in range(n)],
         *[col(f"_a{i}") for i in range(n)],
-    ).from_(sub(k, "_k"))
+    ).from_(sub(k, "_k"), copy=False)
 
     drop_declared = exp.JSONObject(
         expressions=[exp.JSONKeyValue(this=lit(nm), expression=exp.null()) for nm in names]
@@ -199,7 +199,7 @@ def text_select(lines_table: str, source: TableSource, partitions: list[str]) ->
         *[col(f"_n{i}") for i in range(n)],
         *[col(f"_a{i}") for i in range(n)],
         alias(undeclared, "_undeclared"),
-    ).from_(sub(d, "_d"))
+    ).from_(sub(d, "_d"), copy=False)
 
 
 def _sum(terms: list[exp.Expression]) -> exp.Expression:

@@ -161,7 +161,7 @@ def finish(
         *[col(f"_n{i}") for i in range(n)],
         *[col(f"_a{i}") for i in range(n)],
         *casts,
-    ).from_(sub(text, "_t"))
+    ).from_(sub(text, "_t"), copy=False)
 
     mism = [
         exp.and_(
@@ -185,7 +185,7 @@ def finish(
             alias(exp.func("COALESCE", exp.and_(col("_ok"), col(f"_a{i}")), exp.false()), f"_a{i}")
             for i in range(n)
         ],
-    ).from_(sub(c, "_c"))
+    ).from_(sub(c, "_c"), copy=False)
 
     any_mism = exp.or_(*[col(f"_x{i}") for i in range(n)])
     rescued = dialect.rescued_json(
@@ -199,7 +199,7 @@ def finish(
         alias(exp.paren(any_mism), "_mismatch"),
         *[col(f"_x{i}") for i in range(n)],
         *[col(f"_a{i}") for i in range(n)],
-    ).from_(sub(x, "_x"))
+    ).from_(sub(x, "_x"), copy=False)
     return exp.select(
         *[col(c_) for c_ in LINEAGE],
         *[col(p) for p in partitions],
@@ -211,4 +211,4 @@ def finish(
         *[col(f"_a{i}") for i in range(n)],
         col("_undeclared"),
         alias(exp.Case(ifs=[exp.If(this=has_rescue, true=rescued)]), "_rescued_data"),
-    ).from_(sub(m, "_m"))
+    ).from_(sub(m, "_m"), copy=False)
