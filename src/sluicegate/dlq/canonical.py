@@ -28,6 +28,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -85,9 +86,12 @@ _UPPER_HEX = tuple(i for i in range(32) if chr(i) not in _SHORT and f"{i:04x}" !
 
 
 def json_string(text: exp.Expression, dialect: str) -> exp.Expression:
-    """``text`` (non-NULL) as a JSON string literal, quotes included."""
-    if dialect == "duckdb":
-        return _duckdb_json_string(text)
+    """``text`` (non-NULL) as a JSON string literal, quotes included: the dialect's own
+    writer where :data:`STRING_WRITERS` has one, else the portable chain of REPLACEs."""
+    return STRING_WRITERS.get(dialect, _portable_json_string)(text)
+
+
+def _portable_json_string(text: exp.Expression) -> exp.Expression:
     escaped = text
     for ch, rep in STRING_ESCAPES:
         escaped = exp.Anonymous(this="REPLACE", expressions=[escaped, _search(ch), lit(rep)])
@@ -108,6 +112,12 @@ def _duckdb_json_string(text: exp.Expression) -> exp.Expression:
         upper, lower = f"{backslash}u{i:04X}", f"{backslash}u{i:04x}"
         out = exp.Anonymous(this="REPLACE", expressions=[out, lit(upper), lit(lower)])
     return exp.Anonymous(this="REPLACE", expressions=[out, _search(chr(1)), lit(backslash * 2)])
+
+
+#: Dialects whose own JSON string writer is used (with its fix); others: the REPLACE chain.
+STRING_WRITERS: dict[str, Callable[[exp.Expression], exp.Expression]] = {
+    "duckdb": _duckdb_json_string
+}
 
 
 def _float(x: exp.Expression, dialect: str) -> exp.Expression:

@@ -48,6 +48,10 @@ class CompiledMart:
     reads: list[str]
     columns: list[str] = field(default_factory=list)
 
+    def copy(self) -> CompiledMart:
+        """A mart with a tree of its own (rendering may change a tree)."""
+        return CompiledMart(self.name, self.query.copy(), list(self.reads), list(self.columns))
+
 
 def parse_mart(sql: str) -> exp.Query:
     """Parse one SELECT (or set operation); anything else is refused."""
@@ -198,7 +202,7 @@ def compile_marts(
     )
     done = _COMPILED.get(key)
     if done is not None:  # copies: a caller may render (and so change) its trees
-        return [CompiledMart(m.name, m.query.copy(), list(m.reads), list(m.columns)) for m in done]
+        return [m.copy() for m in done]
     problems: list[str] = []
 
     def fail(mart: str, err: MartError) -> None:
@@ -243,7 +247,5 @@ def compile_marts(
     if not problems:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
-        _COMPILED[key] = [
-            CompiledMart(m.name, m.query.copy(), list(m.reads), list(m.columns)) for m in compiled
-        ]
+        _COMPILED[key] = [m.copy() for m in compiled]
     return compiled
