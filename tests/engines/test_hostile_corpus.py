@@ -481,6 +481,61 @@ def test_parquet_typed_values_follow_the_same_rules(tmp_path):
     assert ("undeclared_field", "promo") in drift
 
 
+def test_parquet_columns_of_the_declared_type_are_taken_as_they_are(tmp_path):
+    """A column already of its declared type skips the cast (parquet.same_type); one of a
+    wider type still goes through it: a BIGINT beyond INTEGER is a type_mismatch."""
+    data = tmp_path / "data"
+    data.mkdir()
+    ts = dt.datetime(2024, 3, 1, 8, 30, 15, 123456)
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3, None], pa.int32()),
+            "qty": pa.array([5, None, 9999999999, 1], pa.int64()),
+            "price": pa.array([Decimal("1.25"), None, Decimal("0.00"), None], pa.decimal128(10, 2)),
+            "ts": pa.array([ts, None, ts, ts], pa.timestamp("us")),
+            "day": pa.array([dt.date(2024, 3, 1), None, None, None], pa.date32()),
+            "name": pa.array(["a", None, "", "d"], pa.string()),
+            "score": pa.array([0.5, None, None, None, None][:4], pa.float64()),
+        }
+    )
+    pq.write_table(table, data / "a.parquet")
+    nan = table.slice(0, 1).set_column(6, "score", pa.array([float("nan")], pa.float64()))
+    pq.write_table(nan, data / "b.parquet")
+    cols = {
+        "id": {"type": "INTEGER", "nullable": False},
+        "qty": "INTEGER",
+        "price": "DECIMAL(10,2)",
+        "ts": "TIMESTAMP",
+        "day": "DATE",
+        "name": "VARCHAR",
+        "score": "DOUBLE",
+    }
+    write_contract(tmp_path, fmt="parquet", columns=cols, rules=[])
+    r = run(tmp_path)
+    assert placement(tmp_path) == {
+        ("a.parquet", 1): "clean",
+        ("a.parquet", 2): "clean",  # NULLs of typed columns are values, not mismatches
+        ("a.parquet", 3): "type_mismatch",  # 9999999999 (BIGINT) does not fit INTEGER
+        ("a.parquet", 4): "missing_required",
+        ("b.parquet", 1): "type_mismatch",  # a DOUBLE NaN still meets `finite`
+    }
+    check_ledger(r, 5)
+    clean = by_line(tmp_path, "clean", "a.parquet")
+    assert clean[1] == {
+        **clean[1],
+        "id": 1,
+        "qty": 5,
+        "price": Decimal("1.25"),
+        "ts": ts,
+        "day": dt.date(2024, 3, 1),
+        "name": "a",
+    }
+    assert [clean[2][c] for c in ("qty", "price", "ts", "day", "name")] == [None] * 5
+    dlq = by_line(tmp_path, "dlq", "a.parquet")
+    assert json.loads(dlq[3]["_rescued_data"]) == {"qty": 9999999999}
+    assert dlq[3]["price"] == Decimal("0.00") and dlq[3]["name"] == ""
+
+
 # -- paths and partitions -----------------------------------------------------------------
 
 

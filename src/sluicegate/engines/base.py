@@ -118,6 +118,15 @@ class Engine(ABC):
             )
         )
 
+    def drop_view(self, name: str) -> None:
+        """DROP VIEW IF EXISTS ``name`` (before a table of the same name replaces it)."""
+        self.execute(exp.Drop(tables=[exp.to_table(name)], kind="VIEW", exists=True))
+
+    def drop_loaded(self, table: str) -> None:
+        """Free the relation ``load_lines``/``load_parquet`` made (an engine that loads
+        into views drops those)."""
+        self.drop_table(table)
+
     def drop_table(self, table: str) -> None:
         """DROP TABLE IF EXISTS ``table`` (a run frees its large TEMP tables early)."""
         self.execute(exp.Drop(tables=[exp.to_table(table)], kind="TABLE", exists=True))

@@ -74,6 +74,7 @@ class DuckDBEngine(Engine):
         self.staging = staging and warehouse != ":memory:"
         self.wait_seconds = wait_seconds
         self._attached = False
+        self._loaded_views: set[str] = set()  # load_parquet's views (drop_loaded)
         if warehouse != ":memory:":
             Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
         # Lineage is explicit (_source_file, _source_line) and every published order is an
@@ -144,7 +145,17 @@ class DuckDBEngine(Engine):
             files, table, lambda local: load_parquet(self.con, self.render, local, table)
         ):
             return
-        load_parquet(self.con, self.render, files, table)
+        if load_parquet(self.con, self.render, files, table, view=True):
+            self._loaded_views.add(table)
+
+    def drop_loaded(self, table: str) -> None:
+        """Free what ``load_lines``/``load_parquet`` made: a view over local Parquet files
+        or a table."""
+        if table in self._loaded_views:
+            self._loaded_views.discard(table)
+            self.drop_view(table)
+        else:
+            self.drop_table(table)
 
     def _remote(self, files: Sequence[str], table: str, load: Any) -> bool:
         """Read ``s3://`` files through local copies (engines/s3_inputs.py); False: none."""

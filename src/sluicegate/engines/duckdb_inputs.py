@@ -105,6 +105,16 @@ def create_temp(table: str, query: exp.Expression) -> exp.Create:
     )
 
 
+def create_temp_view(name: str, query: exp.Expression) -> exp.Create:
+    return exp.Create(
+        this=exp.Table(this=exp.to_identifier(name, quoted=True)),
+        kind="VIEW",
+        replace=True,
+        expression=query,
+        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+    )
+
+
 def load_lines(
     con: duckdb.DuckDBPyConnection, render: Render, files: Sequence[str], table: str
 ) -> None:
@@ -237,11 +247,33 @@ def _skip_line(fh) -> int:  # noqa: ANN001 - a binary file object
 
 
 def load_parquet(
-    con: duckdb.DuckDBPyConnection, render: Render, files: Sequence[str], table: str
-) -> None:
-    """Create TEMP ``table`` from Parquet files, by column name, with 1-based row lineage."""
+    con: duckdb.DuckDBPyConnection,
+    render: Render,
+    files: Sequence[str],
+    table: str,
+    *,
+    view: bool = False,
+) -> bool:
+    """Create TEMP ``table`` from Parquet files, by column name, with 1-based row lineage.
+
+    ``view=True`` makes it a TEMP view over the files instead: Parquet is already
+    columnar and typed, so the reader's one pass over the view reads the files directly
+    (copying them into a table first cost ~0.2 s per 1M rows). Only for files that stay
+    in place until the typed relation is built (not the S3 copies, which are updated).
+    Returns whether ``table`` is a view.
+    """
     files = list(files)
     if not files:
         con.execute(render(create_temp(table, _NO_PARQUET)))
-        return
-    con.execute(render(create_temp(table, _PARQUET)), [[exact_path(f) for f in files]])
+        return False
+    paths = [exact_path(f) for f in files]
+    if not view:
+        con.execute(render(create_temp(table, _PARQUET)), [paths])
+        return False
+    query = _PARQUET.copy()
+    # a view keeps no parameters: the file list is a literal of the tree
+    query.find(exp.Placeholder).replace(
+        exp.Array(expressions=[exp.Literal.string(p) for p in paths])
+    )
+    con.execute(render(create_temp_view(table, query)))
+    return True

@@ -109,6 +109,9 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
     eng.create_table_as(
         before, exp.select(exp.Star()).from_(exp.to_table(routed_table)), temporary=True
     )
+    if ctx.routed_view:  # the rerouted rows replace the view with a table
+        eng.drop_view(routed_table)
+        ctx.routed_view = False
     eng.create_table_as(
         routed_table, asof.reroute_select(before, ctx.contract, dims), temporary=True
     )

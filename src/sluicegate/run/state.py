@@ -104,6 +104,8 @@ class RunContext:
     #: a long-lived watch's typed references and dimensions kept across its runs
     #: (run/reuse.py ``RelationCache``); None: every relation is built
     reuse: Any = None
+    #: the routed relation is a view over the kept rows (stage_route), not a table
+    routed_view: bool = False
 
     @property
     def contract(self) -> Contract:

@@ -112,9 +112,26 @@ def _utc(x: exp.Expression) -> exp.Expression:
     return exp.AtTimeZone(this=x, zone=lit("UTC"))
 
 
+def same_type(physical: str, spec: ColumnSpec, dialect: str) -> bool:
+    """The physical column already has exactly the declared type (``DECIMAL(10,2)`` read
+    as ``DECIMAL(10, 2)``, ``INTEGER`` as ``INT``): its values are the typed values.
+
+    Such a column needs no cast and cannot mismatch, so the reader skips both (a typed
+    Parquet's timestamps and decimals otherwise went through text: ~0.1 s per 1M rows).
+    """
+    try:  # both read in the engine's dialect (DuckDB's TIMESTAMP is sqlglot's TIMESTAMPNTZ)
+        built = exp.DataType.build(physical, dialect=dialect)
+        declared = exp.DataType.build(spec.parsed.canonical, dialect=dialect)
+    except Exception:  # noqa: BLE001 - a type name sqlglot does not know: not the same
+        return False
+    return built == declared
+
+
 def _typed(x: exp.Expression, text: exp.Expression, spec: ColumnSpec, phys: str, dialect: str):  # noqa: ANN202
     kind = spec.parsed.kind
     target = spec.parsed.datatype
+    if phys == "same":
+        return x.copy()
     if kind == "string":
         if phys in ("nested", "binary"):
             return exp.cast(exp.null(), "VARCHAR")
@@ -143,6 +160,16 @@ def typed_from_parquet(
     n = len(names)
     phys = dict(physical) if physical is not None else dict.fromkeys(names, "VARCHAR")
     kinds = {k: physical_kind(v) for k, v in phys.items()}
+    # columns whose values are already typed (a DOUBLE still goes through its text:
+    # NaN and Infinity must meet the column's ``finite``)
+    same = {
+        nm
+        for nm, spec in source.columns.items()
+        if physical is not None
+        and nm in phys
+        and spec.parsed.kind != "float"
+        and same_type(phys[nm], spec, dialect.name)
+    }
     reserved = {*LINEAGE, "filename", "file_row_number"}
     undeclared = [k for k in phys if k not in source.columns and k not in reserved]
 
@@ -152,7 +179,9 @@ def typed_from_parquet(
     texts = []
     for nm in names:
         k = kinds.get(nm)
-        if k is None or k == "nested":
+        if nm in same and k != "string":  # no text: the value is typed and cannot mismatch
+            texts.append(exp.cast(exp.null(), "VARCHAR"))
+        elif k is None or k == "nested":
             texts.append(exp.cast(exp.null(), "VARCHAR"))
         elif k == "timestamptz":
             texts.append(exp.cast(_utc(col(nm)), "VARCHAR"))
@@ -182,7 +211,13 @@ def typed_from_parquet(
         *[alias(value(nm), f"_p{i}") for i, nm in enumerate(names)],
     ).from_(with_partitions(table, partitions, [k for k in phys if k not in LINEAGE]))
     typed = [
-        _typed(col(f"_p{i}"), col(f"_s{i}"), spec, kinds.get(nm, "absent"), dialect.name)
+        _typed(
+            col(f"_p{i}"),
+            col(f"_s{i}"),
+            spec,
+            "same" if nm in same else kinds.get(nm, "absent"),
+            dialect.name,
+        )
         for i, (nm, spec) in enumerate(source.columns.items())
     ]
     return relation.finish(
