@@ -82,8 +82,8 @@ class Incremental:
     a candidate.
     """
 
-    #: the typed relation is read again (dedupe against earlier batches): keep it
-    frees_typed = False
+    #: the ranked rows are read against earlier batches' keys: route into a table once
+    routes_through_view = False
 
     only: list[str] | None = None
     processed: int = 0  # files in the ledger before this batch (changed or not)

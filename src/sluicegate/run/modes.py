@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 class Batch:
     """One run over every file under the source path, for its logical date."""
 
-    frees_typed = True
+    routes_through_view = True
 
     def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
         binding = bind_s.bind(ctx.loaded)

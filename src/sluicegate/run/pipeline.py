@@ -332,21 +332,21 @@ def stage_route(ctx: RunContext) -> None:
         T_KEPT, ctx.contract, ctx.rules, ctx.memberships, ctx.reference_tables
     )
     routed = route_c.routed_select(flags, ctx.rules)
-    if eng.capabilities.eager_tables and ctx.mode.frees_typed:
+    if eng.capabilities.eager_tables and ctx.mode.routes_through_view:
         # A one-shot run on an eager engine routes through a view: its few readers (the
-        # counts below, the clean rows, the quarantine rows, the fact join) each evaluate
-        # the flags again (~0.09 s per 1M rows), which costs less than writing every row
-        # with ~50 columns once more (~0.5 s). The flags are pure functions of TEMP
-        # tables (rules may call only deterministic functions), so every reader sees the
-        # same routing, and the ledger proof reads back what was written in any case.
+        # counts below, the clean rows, the quarantine rows, the model's reroute) each
+        # evaluate the flags again (~0.09 s per 1M rows), which costs less than writing
+        # every row with ~50 columns once more (~0.5 s). The flags are pure functions of
+        # TEMP tables (rules may call only deterministic functions), so every reader
+        # sees the same routing, and the ledger proof reads back what was written.
         eng.create_temp_view(T_ROUTED, routed)
         ctx.routed_view = True
         # Publish needs only the duplicates of the typed relation (~1% of it): keep those
         # so that it does not join the whole ranking again.
         eng.create_table_as(T_DUPLICATES, _duplicates_select(ctx), temporary=True)
     else:
-        # a micro-batch reads its ranked rows against earlier batches' keys: a table
-        # fixes its routing once (and Spark's lazy tables are cached, not re-evaluated)
+        # a micro-batch ranks its rows against earlier batches' keys: a table fixes its
+        # routing once (Spark's TEMP tables are cached views, not evaluated again)
         eng.create_table_as(T_ROUTED, routed, temporary=True)
     checks = route_c.checks(ctx.rules)
     q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)

@@ -49,8 +49,9 @@ class Mode(Protocol):
     processed yet and replaces only its own run id's rows.
     """
 
-    #: the run may free the typed relation after routing (a micro-batch reads it again)
-    frees_typed: bool
+    #: on an eager engine the routed rows may be a view over the kept rows (run/pipeline.py
+    #: ``stage_route``); a micro-batch, which ranks against earlier batches, keeps a table
+    routes_through_view: bool
 
     def bind(self, ctx: RunContext) -> tuple[Binding, str]:
         """The binding of the run's files and its run id."""
