@@ -95,22 +95,13 @@ def exact_path(path: str) -> str:
     return "".join(f"[{ch}]" if ch in "[*?" else ch for ch in path)
 
 
-def create_temp(table: str, query: exp.Expression) -> exp.Create:
+def create_temp(table: str, query: exp.Expression, kind: str = "TABLE") -> exp.Create:
+    """CREATE OR REPLACE TEMPORARY ``kind`` (TABLE or VIEW) ``table`` AS (a copy of) ``query``."""
     return exp.Create(
         this=exp.Table(this=exp.to_identifier(table, quoted=True)),
-        kind="TABLE",
+        kind=kind,
         replace=True,
         expression=query.copy(),
-        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
-    )
-
-
-def create_temp_view(name: str, query: exp.Expression) -> exp.Create:
-    return exp.Create(
-        this=exp.Table(this=exp.to_identifier(name, quoted=True)),
-        kind="VIEW",
-        replace=True,
-        expression=query,
         properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
     )
 
@@ -270,10 +261,10 @@ def load_parquet(
     if not view:
         con.execute(render(create_temp(table, _PARQUET)), [paths])
         return False
-    query = _PARQUET.copy()
+    view_def = create_temp(table, _PARQUET, kind="VIEW")
     # a view keeps no parameters: the file list is a literal of the tree
-    query.find(exp.Placeholder).replace(
+    view_def.find(exp.Placeholder).replace(
         exp.Array(expressions=[exp.Literal.string(p) for p in paths])
     )
-    con.execute(render(create_temp_view(table, query)))
+    con.execute(render(view_def))
     return True
