@@ -127,6 +127,11 @@ class Engine(ABC):
         into views drops those)."""
         self.drop_table(table)
 
+    def loaded_as_view(self, table: str) -> bool:
+        """Whether ``load_parquet`` made ``table`` a view over files that stay in place (so
+        a relation over it reads the files again, rather than a copy)."""
+        return False
+
     def drop_table(self, table: str) -> None:
         """DROP TABLE IF EXISTS ``table`` (a run frees its large TEMP tables early)."""
         self.execute(exp.Drop(tables=[exp.to_table(table)], kind="TABLE", exists=True))

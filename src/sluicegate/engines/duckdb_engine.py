@@ -148,6 +148,9 @@ class DuckDBEngine(Engine):
         if load_parquet(self.con, self.render, files, table, view=True):
             self._loaded_views.add(table)
 
+    def loaded_as_view(self, table: str) -> bool:
+        return table in self._loaded_views
+
     def drop_loaded(self, table: str) -> None:
         """Free what ``load_lines``/``load_parquet`` made: a view over local Parquet files
         or a table."""

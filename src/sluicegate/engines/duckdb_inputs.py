@@ -250,7 +250,8 @@ def load_parquet(
     ``view=True`` makes it a TEMP view over the files instead: Parquet is already
     columnar and typed, so the reader's one pass over the view reads the files directly
     (copying them into a table first cost ~0.2 s per 1M rows). Only for files that stay
-    in place until the typed relation is built (not the S3 copies, which are updated).
+    in place for the run (not the S3 copies, which are updated): a typed relation that
+    computes nothing per row stays a view over this one (run/pipeline.py ``_load_typed``).
     Returns whether ``table`` is a view.
     """
     files = list(files)

@@ -127,6 +127,30 @@ def same_type(physical: str, spec: ColumnSpec, dialect: str) -> bool:
     return built == declared
 
 
+def taken_as_stored(
+    source: TableSource, partitions: list[str], physical: dict[str, str] | None, dialect: str
+) -> bool:
+    """Every loaded column is a declared column already of its declared type, and no
+    partition comes from a folder name: the typed relation then computes nothing per row
+    (no cast, no text, no ``_undeclared`` JSON, no path parsing), so reading it again from
+    the files costs less than copying it once (pipeline.py ``_load_typed``).
+
+    A DOUBLE never qualifies (its NaN/Infinity still go through the text for ``finite``).
+    """
+    if partitions or physical is None:
+        return False
+    reserved = {*LINEAGE, "filename", "file_row_number"}
+    for name, physical_type in physical.items():
+        if name in reserved:
+            continue
+        spec = source.columns.get(name)
+        if spec is None or spec.parsed.kind == "float":
+            return False
+        if not same_type(physical_type, spec, dialect):
+            return False
+    return True
+
+
 def _typed(x: exp.Expression, text: exp.Expression, spec: ColumnSpec, phys: str, dialect: str):  # noqa: ANN202
     kind = spec.parsed.kind
     target = spec.parsed.datatype

@@ -63,3 +63,14 @@ def typed_select(
             f"{source.format} reading is not compiled for dialect '{dialect}' yet"
         ) from None
     return reader(table, source, partitions, physical)
+
+
+def rereads_cheaply(
+    source: TableSource, partitions: list[str], physical: dict[str, str] | None, dialect: str
+) -> bool:
+    """The typed relation of this loaded source is a projection with nothing to compute
+    per row (Parquet columns already of their declared types): a view over it is cheaper
+    than a copy."""
+    return source.format in LOADS_PARQUET and parquet.taken_as_stored(
+        source, partitions, physical, dialect
+    )
