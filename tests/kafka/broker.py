@@ -40,6 +40,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _memory() -> str:
+    """MemAvailable, for a JVM that could not reserve its heap on a crowded machine."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return "memory " + " ".join(line.split()[1:])
+    except OSError:
+        pass
+    return "memory unknown"
+
+
 def jars_ready() -> bool:
     return (JARS / ".fetched").exists() or any(JARS.glob("kafka_2.13-*.jar"))
 
@@ -120,8 +131,8 @@ class Broker:
             time.sleep(1 + attempt)
         said = [ln for ln in (done.stdout + done.stderr).splitlines() if ln and not ln[0].isspace()]
         raise RuntimeError(
-            f"kafka StorageTool format exited {done.returncode} three times; its last words: "
-            + " | ".join(said[-6:])
+            f"kafka StorageTool format exited {done.returncode} three times ({_memory()}); "
+            "its last words: " + " | ".join(said[-6:])
         )
 
     def start(self, timeout: float = 120.0) -> Broker:
@@ -146,7 +157,7 @@ class Broker:
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"the Kafka broker exited: {self._log_tail()}")
+                raise RuntimeError(f"the Kafka broker exited ({_memory()}): {self._log_tail()}")
             try:
                 meta = admin.list_topics(timeout=2)
                 if meta.brokers:
