@@ -50,7 +50,9 @@ class Mode(Protocol):
     """
 
     #: on an eager engine the routed rows may be a view over the kept rows (run/pipeline.py
-    #: ``stage_route``); a micro-batch, which ranks against earlier batches, keeps a table
+    #: ``stage_route``), and the typed rows of a Parquet already of the declared types a
+    #: view over its files (``_load_typed``); a micro-batch, which ranks against earlier
+    #: batches, keeps tables
     routes_through_view: bool
 
     def bind(self, ctx: RunContext) -> tuple[Binding, str]:
