@@ -112,6 +112,10 @@ def _utc(x: exp.Expression) -> exp.Expression:
     return exp.AtTimeZone(this=x, zone=lit("UTC"))
 
 
+#: loaded columns that are not the file's own: the lineage and DuckDB's read_parquet extras
+RESERVED = frozenset({*LINEAGE, "filename", "file_row_number"})
+
+
 def same_type(physical: str, spec: ColumnSpec, dialect: str) -> bool:
     """The physical column already has exactly the declared type (``DECIMAL(10,2)`` read
     as ``DECIMAL(10, 2)``, ``INTEGER`` as ``INT``): its values are the typed values.
@@ -139,16 +143,17 @@ def taken_as_stored(
     """
     if partitions or physical is None:
         return False
-    reserved = {*LINEAGE, "filename", "file_row_number"}
-    for name, physical_type in physical.items():
-        if name in reserved:
-            continue
-        spec = source.columns.get(name)
-        if spec is None or spec.parsed.kind == "float":
-            return False
-        if not same_type(physical_type, spec, dialect):
-            return False
-    return True
+    return all(
+        name in source.columns and _as_stored(physical_type, source.columns[name], dialect)
+        for name, physical_type in physical.items()
+        if name not in RESERVED
+    )
+
+
+def _as_stored(physical_type: str, spec: ColumnSpec, dialect: str) -> bool:
+    """Taken as it is: of the declared type, and not a DOUBLE (whose NaN/Infinity still go
+    through the text for ``finite``)."""
+    return spec.parsed.kind != "float" and same_type(physical_type, spec, dialect)
 
 
 def _typed(x: exp.Expression, text: exp.Expression, spec: ColumnSpec, phys: str, dialect: str):  # noqa: ANN202
@@ -189,13 +194,9 @@ def typed_from_parquet(
     same = {
         nm
         for nm, spec in source.columns.items()
-        if physical is not None
-        and nm in phys
-        and spec.parsed.kind != "float"
-        and same_type(phys[nm], spec, dialect.name)
+        if physical is not None and nm in phys and _as_stored(phys[nm], spec, dialect.name)
     }
-    reserved = {*LINEAGE, "filename", "file_row_number"}
-    undeclared = [k for k in phys if k not in source.columns and k not in reserved]
+    undeclared = [k for k in phys if k not in source.columns and k not in RESERVED]
 
     def value(nm: str) -> exp.Expression:
         return col(nm) if nm in phys else exp.null()
