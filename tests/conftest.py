@@ -55,6 +55,31 @@ def run_cli(
     )
 
 
+def run_cli_paused(
+    args: list[str], point: str, action, cwd: Path, seconds: float = 3
+) -> subprocess.CompletedProcess:  # noqa: ANN001
+    """Run the CLI, pause it at checkpoint ``point`` (sluicegate/faults.py), run
+    ``action()`` while it waits there, then let it finish and return its result."""
+    marker = cwd / f"paused-{point.replace(':', '-')}"
+    marker.unlink(missing_ok=True)
+    env = dict(os.environ, SLUICEGATE_PAUSE=f"{point}:{seconds}", SLUICEGATE_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen(
+        [*SLUICEGATE, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), f"the run never reached {point}: {proc.communicate(timeout=300)}"
+    action()
+    out, err = proc.communicate(timeout=300)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 @pytest.fixture
 def tmp_write(tmp_path: Path):
     def _w(name: str, text: str) -> Path:

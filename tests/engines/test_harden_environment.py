@@ -23,13 +23,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.conftest import SLUICEGATE
+from tests.conftest import SLUICEGATE, run_cli_paused
 
 pytestmark = pytest.mark.duckdb
 
@@ -95,19 +94,7 @@ def ext4(tmp_path):
 
 def _run_with(c: Path, point: str, action) -> subprocess.CompletedProcess:
     """Run the contract, pause at ``point``, do ``action()`` meanwhile, return the result."""
-    marker = c.parent / "paused"
-    env = dict(os.environ, SLUICEGATE_PAUSE=f"{point}:3", SLUICEGATE_PAUSE_FILE=str(marker))
-    p = subprocess.Popen(
-        [*SLUICEGATE, "run", str(c), "--quiet"],
-        cwd=c.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not marker.exists() and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the run never reached " + point
-    action()
-    out, err = p.communicate(timeout=300)
-    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    return run_cli_paused(["run", str(c), "--quiet"], point, action, cwd=c.parent)
 
 
 def _internal_error(r: subprocess.CompletedProcess, *words: str) -> None:

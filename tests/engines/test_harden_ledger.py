@@ -6,14 +6,11 @@ Each test runs the real CLI on a real DuckDB warehouse and reads the published t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from pathlib import Path
 
 import duckdb
 
-from tests.conftest import SLUICEGATE, run_cli
+from tests.conftest import run_cli, run_cli_paused
 
 CONTRACT = (
     "name: events\n"
@@ -75,23 +72,14 @@ def test_a_file_rewritten_between_bind_and_read_is_refused_with_exit_3(tmp_path)
     c = _setup(tmp_path)
     data = tmp_path / "land" / "a.json"
     data.write_text('{"id":1,"amount":5}\n{"id":2,"amount":6}\n')
-    marker = tmp_path / "paused"
-    env = dict(os.environ)
-    env.update(SLUICEGATE_PAUSE="after_bind:3", SLUICEGATE_PAUSE_FILE=str(marker))
-    proc = subprocess.Popen(
-        [*SLUICEGATE, "run", str(c), "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    r = run_cli_paused(
+        ["run", str(c), "--json"],
+        "after_bind",
+        lambda: data.write_text('{"id":7,"amount":5}\n{"id":8,"amount":6}\n'),  # same count
+        cwd=tmp_path,
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the run never reached after_bind"
-    data.write_text('{"id":7,"amount":5}\n{"id":8,"amount":6}\n')  # same line count
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, (out, err)
+    out, err = r.stdout, r.stderr
+    assert r.returncode == 3, (out, err)
     assert "input_changed" in err and "Traceback" not in err
     assert not (tmp_path / "wh.duckdb").exists() or not _has_rows(tmp_path)
 

@@ -11,9 +11,6 @@ rewritten while the run holds only a view is refused before anything is publishe
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,7 +22,7 @@ import pytest
 
 from sluicegate.compile.read.parquet import taken_as_stored
 from sluicegate.contract.coltypes import parse_type
-from tests.conftest import SLUICEGATE, run_cli
+from tests.conftest import run_cli, run_cli_paused
 
 pytestmark = pytest.mark.duckdb
 
@@ -150,26 +147,15 @@ def test_a_parquet_rewritten_while_only_a_view_holds_it_is_refused(tmp_path):
     """The view reads the file again at publish: a rewrite after the read stage must not
     publish the new rows under the old binding (exit 3, ``input_changed``, nothing written)."""
     c = _write(tmp_path)
-    marker = tmp_path / "paused"
-    env = dict(os.environ)
-    env.update(SLUICEGATE_PAUSE="publish:attached:3", SLUICEGATE_PAUSE_FILE=str(marker))
-    proc = subprocess.Popen(
-        [*SLUICEGATE, "run", str(c), "--json"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the run never reached publish:attached"
-    table = pq.read_table(tmp_path / "land" / "a.parquet")
-    ids = pa.array([100 + i for i in range(table.num_rows)], pa.int64())
-    pq.write_table(table.set_column(0, "id", ids), tmp_path / "land" / "a.parquet")
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, (out, err)
+
+    def rewrite() -> None:
+        table = pq.read_table(tmp_path / "land" / "a.parquet")
+        ids = pa.array([100 + i for i in range(table.num_rows)], pa.int64())
+        pq.write_table(table.set_column(0, "id", ids), tmp_path / "land" / "a.parquet")
+
+    r = run_cli_paused(["run", str(c), "--json"], "publish:attached", rewrite, cwd=tmp_path)
+    out, err = r.stdout, r.stderr
+    assert r.returncode == 3, (out, err)
     assert "input_changed" in err and "Traceback" not in err
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     try:

@@ -51,6 +51,12 @@ def _memory() -> str:
     return "memory unknown"
 
 
+def _last_words(text: str) -> str:
+    """A JVM's last six unindented lines (its messages, not the config dump or stack frames)."""
+    said = [ln for ln in text.splitlines() if ln and not ln[0].isspace()]
+    return " | ".join(said[-6:])
+
+
 def jars_ready() -> bool:
     return (JARS / ".fetched").exists() or any(JARS.glob("kafka_2.13-*.jar"))
 
@@ -129,10 +135,9 @@ class Broker:
             if done.returncode == 0:
                 return
             time.sleep(1 + attempt)
-        said = [ln for ln in (done.stdout + done.stderr).splitlines() if ln and not ln[0].isspace()]
         raise RuntimeError(
             f"kafka StorageTool format exited {done.returncode} three times ({_memory()}); "
-            "its last words: " + " | ".join(said[-6:])
+            "its last words: " + _last_words(done.stdout + done.stderr)
         )
 
     def start(self, timeout: float = 120.0) -> Broker:
@@ -170,11 +175,10 @@ class Broker:
     def _log_tail(self) -> str:
         """The broker log's last unindented lines: what CI shows after the folder is gone."""
         try:
-            lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+            text = self.log.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return f"no log at {self.log}"
-        said = [ln for ln in lines if ln and not ln[0].isspace()]
-        return " | ".join(said[-6:]) or f"empty log at {self.log}"
+        return _last_words(text) or f"empty log at {self.log}"
 
     def stop(self) -> None:
         if self.proc is None:
