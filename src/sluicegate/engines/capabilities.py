@@ -35,6 +35,9 @@ class EngineCapabilities:
     #: back into a later engine of the same process (``restore_table``): what lets a
     #: long-lived ``watch`` keep its typed references across micro-batches (run/reuse.py)
     relation_snapshots: bool = False
+    #: ``BITSTRING_AGG``/``BIT_COUNT``: the ledger proves lineage disjoint with one bitmap
+    #: of line numbers per file instead of a hash table of every (file, line) pair
+    bitmap_aggregate: bool = False
 
 
 DUCKDB = EngineCapabilities(
@@ -44,6 +47,7 @@ DUCKDB = EngineCapabilities(
     eager_tables=True,
     statement_profile=True,
     relation_snapshots=True,
+    bitmap_aggregate=True,
 )
 SPARK = EngineCapabilities(
     transactions=True,

@@ -34,6 +34,7 @@ from ..faults import checkpoint
 from .bind import changed_since_bind, schema_fingerprint
 from .facts import fact_rows, finish_facts, gate_levels
 from .gate import escalate
+from .lineage_proof import lineage_readback
 from .model import finish_model, publish_model
 from .owners import claim_tables
 from .snapshot import record_snapshot
@@ -121,8 +122,7 @@ def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
     eng = ctx.engine
     o = ctx.contract.outputs
     written = {t: _count(eng, ledger_c.count_run(t, ctx.run_id)) for t in tables}
-    overlaps = _count(eng, ledger_c.lineage_overlaps(tables, ctx.run_id))
-    read = {f: int(n) for f, n in eng.fetch(ledger_c.lineage_files(tables, ctx.run_id))}
+    overlaps, read = lineage_readback(eng, tables, ctx.run_id)
     ledger = prove_ledger(
         raw=ctx.binding.raw_records,
         clean=written[o.clean],
@@ -294,7 +294,11 @@ def prove_ledger(
         )
     if overlaps:
         violations.append(
-            {"check": "disjoint", "detail": f"{overlaps} records appear in more than one output"}
+            {
+                "check": "disjoint",
+                "detail": f"{overlaps} extra copies of records across the outputs "
+                "(a record in more than one output, or twice in one)",
+            }
         )
     for key, got in (("clean", clean), ("quarantined", quarantined), ("duplicates", duplicates)):
         if key in computed and computed[key] != got:
