@@ -25,6 +25,8 @@ from pathlib import Path
 import duckdb
 import pyarrow.dataset as pads
 import pytest
+import sqlglot
+from sqlglot import exp
 
 from sluicegate.compile.contract_check import load_contract
 from sluicegate.compile.model import asof
@@ -530,6 +532,30 @@ def test_silent_drop_is_a_ledger_violation(tmp_path: Path, gappy, monkeypatch):
     assert result.status == "ledger_violation" and result.exit_code == 3
     assert "model:fct_sales" in result.metrics["error"]
     assert not (root / "export" / "fct_sales").exists() or export_files(root) == {}
+
+
+def test_fact_lineage_twice_is_a_ledger_violation(tmp_path: Path, feed, monkeypatch):
+    """Mutant: the fact keeps its row count but writes lines 2k and 2k+1 both as 2k (a
+    join that doubles some rows and loses as many); only the lineage read-back sees it."""
+    data, _truth = feed
+    root = project(tmp_path, data)
+    original = asof.fact_select
+
+    def doubled(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        q = original(*args, **kwargs)
+        mutant = sqlglot.parse_one(
+            "SELECT * REPLACE (_source_line - _source_line % 2 AS _source_line) FROM _q",
+            read="duckdb",
+        )
+        mutant.find(exp.Table).replace(
+            exp.Subquery(this=q, alias=exp.TableAlias(this=exp.to_identifier("_q")))
+        )
+        return mutant
+
+    monkeypatch.setattr(asof, "fact_select", doubled)
+    result = run(root, data)
+    assert result.status == "ledger_violation" and result.exit_code == 3
+    assert "distinct lineage" in result.metrics["error"]
 
 
 @pytest.mark.spark

@@ -57,6 +57,7 @@ from ..compile.model.schema import (
 from ..contract.model_spec import Fact
 from ..errors import LedgerError, LedgerViolation, SluiceError
 from .gate import evaluate_gate
+from .lineage_proof import lineage_readback
 
 if TYPE_CHECKING:
     from .state import RunContext
@@ -170,9 +171,8 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         _ensure_table(ctx, name, select, [col_.name for col_ in fact_columns(fact, c)])
         eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
-        rows, lineages, clean = (
-            int(v) for v in eng.fetch(asof.fact_readback(name, c.outputs.clean, rid))[0]
-        )
+        rows, clean = (int(v) for v in eng.fetch(asof.fact_readback(name, c.outputs.clean, rid))[0])
+        lineages = rows - lineage_readback(eng, [name], rid)[0]
         if not rows == lineages == clean:
             raise LedgerError(
                 [
