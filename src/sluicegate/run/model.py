@@ -58,6 +58,7 @@ from ..contract.model_spec import Fact
 from ..errors import LedgerError, LedgerViolation, SluiceError
 from .gate import evaluate_gate
 from .lineage_proof import lineage_readback
+from .state import T_QUARANTINED
 
 if TYPE_CHECKING:
     from .state import RunContext
@@ -113,6 +114,8 @@ def prepare_model(ctx: RunContext, routed_table: str) -> None:
     if ctx.routed_view:  # the rerouted rows replace the view with a table
         eng.drop_view(routed_table)
         ctx.routed_view = False
+    # the route stage's quarantined rows no longer are all of them: publish reads routed
+    eng.drop_table(T_QUARANTINED)
     eng.create_table_as(
         routed_table, asof.reroute_select(before, ctx.contract, dims), temporary=True
     )

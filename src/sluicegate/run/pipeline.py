@@ -54,6 +54,7 @@ from .state import (
     T_FLAGS,
     T_KEPT,
     T_LINES,
+    T_QUARANTINED,
     T_RANKED,
     T_RANKING,
     T_ROUTED,
@@ -70,6 +71,7 @@ __all__ = [
     "T_FLAGS",
     "T_KEPT",
     "T_LINES",
+    "T_QUARANTINED",
     "T_RANKED",
     "T_RANKING",
     "T_ROUTED",
@@ -359,9 +361,11 @@ def stage_route(ctx: RunContext) -> None:
         # routing once (Spark's TEMP tables are cached views, not evaluated again)
         eng.create_table_as(T_ROUTED, routed, temporary=True)
     checks = route_c.checks(ctx.rules)
-    q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
-    row = eng.fetch(q)[0]
-    counts = RoutedCounts.from_row(labels, row)
+    if ctx.routed_view and all(c.routes for c in checks):
+        counts = _count_through_quarantine(ctx, checks)
+    else:
+        q, labels = metrics_c.routed_counts(T_ROUTED, checks, ctx.rules)
+        counts = RoutedCounts.from_row(labels, eng.fetch(q)[0])
     ctx.counts.take_routed(counts)
     ctx.gate = evaluate_gate(
         quarantined=counts.routed - counts.clean,
@@ -371,6 +375,28 @@ def stage_route(ctx: RunContext) -> None:
         rules=ctx.rules,
         rule_failures=counts.failed,
     )
+
+
+def _count_through_quarantine(ctx: RunContext, checks: list[route_c.Check]) -> RoutedCounts:
+    """Keep the quarantined rows (~1% of a feed) as a table and count the routing there.
+
+    Where every check routes, a row fails a check only if it is quarantined, so every
+    count but the total is a count over those rows; the total is the kept rows the dedupe
+    stage counted. One pass over the routed view (that evaluates the flags) replaces two:
+    the counts' and the quarantine output's (~0.15 s per 1M rows each). The ledger still
+    compares these counts with what is read back from the written outputs.
+    """
+    eng = ctx.engine
+    not_ok = exp.Not(this=col("_ok"))
+    eng.create_table_as(
+        T_QUARANTINED,
+        exp.select(exp.Star()).from_(exp.to_table(T_ROUTED)).where(not_ok),
+        temporary=True,
+    )
+    q, labels = metrics_c.routed_counts(T_QUARANTINED, checks, ctx.rules)
+    bad = RoutedCounts.from_row(labels, eng.fetch(q)[0])
+    kept = (ctx.counts.parsed or 0) - (ctx.counts.duplicates or 0)
+    return RoutedCounts(kept, kept - bad.routed, bad.reason, bad.failed)
 
 
 def _duplicates_select(ctx: RunContext) -> exp.Select:
@@ -438,7 +464,9 @@ def stage_model(ctx: RunContext) -> None:
 def stage_publish(ctx: RunContext) -> None:
     # the duplicates table when stage_route kept it (every row has _rn > 1), else the view
     ranked = T_DUPLICATES if ctx.engine.table_exists(T_DUPLICATES) else T_RANKED
-    publish(ctx, T_ROUTED, ranked)
+    # the quarantined rows when stage_route kept them (and the model did not reroute)
+    quarantined = T_QUARANTINED if ctx.engine.table_exists(T_QUARANTINED) else T_ROUTED
+    publish(ctx, T_ROUTED, ranked, quarantined)
 
 
 #: The stages of a run, in run order (each times itself and ends at a fault checkpoint).

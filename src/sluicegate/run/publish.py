@@ -65,14 +65,16 @@ def _count(eng: Engine, query: exp.Expression) -> int:
     return int(eng.fetch(query)[0][0])
 
 
-def publish(ctx: RunContext, routed: str, ranked: str) -> None:
+def publish(ctx: RunContext, routed: str, ranked: str, quarantined: str | None = None) -> None:
+    """Write the outputs, prove the ledger from them, and commit. ``quarantined``: a
+    relation holding at least the routed rows that are not ``_ok`` (default ``routed``)."""
     eng = ctx.engine
     c = ctx.contract
     o = c.outputs
     rid, day = ctx.run_id, ctx.loaded.logical_date
     selects = {
         o.clean: out_c.clean_select(routed, c, ctx.partitions, ctx.rules, rid, day),
-        o.quarantine: out_c.quarantine_select(routed, c, ctx.partitions, rid, day),
+        o.quarantine: out_c.quarantine_select(quarantined or routed, c, ctx.partitions, rid, day),
         o.duplicates: out_c.duplicates_select(ranked, c, ctx.partitions, rid, day),
     }
     fingerprint = schema_fingerprint(c.source)

@@ -37,6 +37,7 @@ T_KEPT = "_sg_kept"  # view: the kept rows
 T_FLAGS = "_sg_flags"  # one pass flag per check (compile/route.py)
 T_ROUTED = "_sg_routed"  # the kept rows with _ok, _reason, _failed_rules, _warnings
 T_DUPLICATES = "_sg_duplicates"  # the ranked rows with _rn > 1, kept past the typed table
+T_QUARANTINED = "_sg_quarantined"  # the routed rows with NOT _ok, when routed is a view
 REF_PREFIX = "_sg_ref_"  # + reference name: a reference's typed relation
 REF_LINES_PREFIX = "_sg_ref_lines_"  # + reference name: its raw lines
 
