@@ -174,8 +174,14 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         _ensure_table(ctx, name, select, [col_.name for col_ in fact_columns(fact, c)])
         eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
-        rows, clean = (int(v) for v in eng.fetch(asof.fact_readback(name, c.outputs.clean, rid))[0])
-        lineages = rows - lineage_readback(eng, [name], rid)[0]
+        if eng.capabilities.bitmap_aggregate:
+            q = asof.fact_readback(name, c.outputs.clean, rid)
+            rows, clean = (int(v) for v in eng.fetch(q)[0])
+            lineages = rows - lineage_readback(eng, [name], rid)[0]
+        else:  # one query where each query is costly (Spark)
+            q = asof.fact_readback(name, c.outputs.clean, rid, extra_copies=True)
+            rows, clean, extra = (int(v) for v in eng.fetch(q)[0])
+            lineages = rows - extra
         if not rows == lineages == clean:
             raise LedgerError(
                 [

@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from ...contract.model_spec import AsOfJoin, Dimension, Fact
 from ...contract.models import Contract
+from ..ledger import lineage_overlaps
 from ..render import col, ident, lit
 from ..render import table as table_ref
 from .schema import fact_source_columns, join_output_columns, unknown_flag
@@ -215,9 +216,14 @@ def reason_counts(routed_table: str, contract: Contract) -> tuple[exp.Select, li
     return exp.select(*sums).from_(table_ref(routed_table)), reasons
 
 
-def fact_readback(fact_table: str, clean_table: str, run_id: str) -> exp.Select:
-    """(fact rows, clean rows) of one run: facts must equal clean. That no lineage is in
-    the fact twice is read back apart (run/lineage_proof.py), as for the outputs."""
+def fact_readback(
+    fact_table: str, clean_table: str, run_id: str, *, extra_copies: bool = False
+) -> exp.Select:
+    """(fact rows, clean rows) of one run: facts must equal clean.
+
+    That no lineage is in the fact twice is a third number: with ``extra_copies`` it is
+    a column of this one query (an engine where every query is costly, Spark); else the
+    caller reads it apart (run/lineage_proof.py, DuckDB's per-file bitmaps)."""
 
     def rows(table: str) -> exp.Subquery:
         return exp.Subquery(
@@ -226,7 +232,10 @@ def fact_readback(fact_table: str, clean_table: str, run_id: str) -> exp.Select:
             .where(exp.EQ(this=col("_run_id"), expression=lit(run_id)))
         )
 
-    return exp.select(rows(fact_table), rows(clean_table))
+    outs: list[exp.Expression] = [rows(fact_table), rows(clean_table)]
+    if extra_copies:
+        outs.append(exp.Subquery(this=lineage_overlaps([fact_table], run_id)))
+    return exp.select(*outs)
 
 
 def unknown_counts(fact_table: str, fact: Fact, run_id: str) -> tuple[exp.Select, list[str]] | None:
