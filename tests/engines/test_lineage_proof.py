@@ -147,3 +147,15 @@ def test_fact_readback_counts_extra_copies_on_spark(spark):
     q = asof.fact_readback("t_clean", "t_dlq", RUN, extra_copies=True)
     got = tuple(int(v) for v in spark.sql(render(q, "spark")).collect()[0])
     assert got == _fact_truth(rows) and got[2] == 100
+
+
+def test_rows_without_a_line_number_are_not_waved_through():
+    """Lineage is never NULL by construction; if it were, the rows must still be counted
+    per file (the ledger compares those counts with the binding), not dropped."""
+    rows = {"t_clean": [("a.json", None, RUN), ("a.json", None, RUN)], "t_dlq": [], "t_dup": []}
+    eng = _outputs(rows)
+    try:
+        extra, files = lineage_proof.lineage_readback(eng, TABLES, RUN)
+    finally:
+        eng.close()
+    assert files == {"a.json": 2} and extra == 1

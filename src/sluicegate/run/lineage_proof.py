@@ -26,9 +26,11 @@ def lineage_readback(eng: Engine, tables: list[str], run_id: str) -> tuple[int, 
     """``(extra copies, {file: records})`` of ``run_id``'s rows across ``tables``."""
     if eng.capabilities.bitmap_aggregate:
         low, high, files = eng.fetch(ledger_c.lineage_range(tables, run_id))[0]
-        if low is None:  # no row at all
-            return 0, {}
-        if int(files) * ((int(high) - int(low)) // 8 + 1) <= BITMAP_BUDGET_BYTES:
+        # no line number at all (no row): the grouped queries answer, cheaply
+        if (
+            low is not None
+            and int(files) * ((int(high) - int(low)) // 8 + 1) <= BITMAP_BUDGET_BYTES
+        ):
             rows = eng.fetch(ledger_c.lineage_bitmaps(tables, run_id, int(low), int(high)))
             return sum(int(extra) for _f, _n, extra in rows), {f: int(n) for f, n, _e in rows}
     extra = int(eng.fetch(ledger_c.lineage_overlaps(tables, run_id))[0][0])
