@@ -96,6 +96,10 @@ class DuckDBEngine(Engine):
             warehouse,
             wait_seconds,
         )
+        # DuckDB's own progress bar draws on stdout once a statement runs past 2 s: on a
+        # slow host that broke `run --json` (a bar in front of the JSON). Progress is the
+        # CLI's job, on stderr. A per-connection setting, not a database one.
+        self.con.execute("SET enable_progress_bar = false")
         register_xxhash64(self.con)
         if profile:
             self.profile = []
