@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import xxhash
 from sqlglot import exp
 
 from ..errors import ENVIRONMENT_FAULTS, EnvironmentFailure, LockedError, SluiceError
-from .base import Engine
+from .base import Engine, StatementTiming
 from .capabilities import DUCKDB
 
 
@@ -129,11 +130,25 @@ class DuckDBEngine(Engine):
         """The lines relation of ``files`` (engines/duckdb_inputs.py: fast path + UTF-8 rescue)."""
         from .duckdb_inputs import load_lines
 
-        if self._remote(
-            files, table, lambda local: load_lines(self.con, self.render, local, table)
-        ):
+        cursors = self._threads() if self.staging and not self._attached else 1
+        load = partial(load_lines, self.con, self.render, table=table, cursors=cursors)
+        if self._remote(files, table, lambda local: load(local)):
             return
-        load_lines(self.con, self.render, files, table)
+        wall, cpu = time.perf_counter(), time.process_time()
+        load(files)
+        if self.profile is not None and cursors > 1:  # its cursors are not the timed one
+            self.profile.append(
+                StatementTiming(
+                    self.profile_stage,
+                    round(time.perf_counter() - wall, 4),
+                    round(time.process_time() - cpu, 4),
+                    f"(lines of {len(files)} files into {table}, {cursors} cursors at once)",
+                )
+            )
+
+    def _threads(self) -> int:
+        """DuckDB's worker threads (the ``threads`` setting, all cores by default)."""
+        return int(self.con.execute("SELECT current_setting('threads')").fetchall()[0][0])
 
     def load_line_rows(self, rows: Any, table: str) -> None:
         """A Kafka batch's lines relation (pyarrow) as a TEMP table."""
