@@ -12,6 +12,7 @@ import pytest
 from sqlglot import exp
 
 from sluicegate.engines.duckdb_engine import DuckDBEngine
+from tests.engines.conformance.test_lines import expected_lines
 
 pytestmark = pytest.mark.duckdb
 
@@ -23,21 +24,6 @@ GOOD = {
     for i in range(5)
 }
 BAD = {"latin1.json": b'{"a":"caf\xe9"}\n{"a":"ok"}\n'}
-
-
-def oracle(folder: Path, files: dict[str, bytes]) -> list[tuple[str, int, str, bool]]:
-    """The lines relation from the bytes, in Python (LF ends a line, CRs trail, blanks
-    are not records, invalid UTF-8 replaced and flagged)."""
-    rows = []
-    for name, data in files.items():
-        for n, raw in enumerate(data.split(b"\n"), start=1):
-            if raw.strip(b" \t\r"):
-                try:
-                    text, bad = raw.decode("utf-8"), False
-                except UnicodeDecodeError:
-                    text, bad = raw.decode("utf-8", errors="replace"), True
-                rows.append((str(folder / name), n, text.rstrip("\r"), bad))
-    return sorted(rows)
 
 
 def write(folder: Path, files: dict[str, bytes]) -> list[str]:
@@ -71,7 +57,7 @@ def staging(tmp_path: Path):
 def test_parallel_load_equals_the_bytes(staging, tmp_path):
     files = write(tmp_path / "a", GOOD)
     staging.load_lines(files, "_sg_lines")
-    assert lines(staging) == oracle(tmp_path / "a", GOOD)
+    assert lines(staging) == expected_lines(tmp_path / "a", GOOD)
     assert relations(staging) == [("memory", False)]  # the staging database, not the file
     assert any("2 cursors at once" in t.sql for t in staging.profile)
 
@@ -79,7 +65,7 @@ def test_parallel_load_equals_the_bytes(staging, tmp_path):
 def test_a_bad_file_falls_back_and_leaves_one_relation(staging, tmp_path):
     files = write(tmp_path / "b", {**GOOD, **BAD})
     staging.load_lines(files, "_sg_lines")
-    assert lines(staging) == oracle(tmp_path / "b", {**GOOD, **BAD})
+    assert lines(staging) == expected_lines(tmp_path / "b", {**GOOD, **BAD})
     assert relations(staging) == [("temp", True)]  # the groups appended before it: gone
 
 
@@ -87,14 +73,14 @@ def test_a_batch_after_a_rescued_one_is_not_hidden_by_it(staging, tmp_path):
     staging.load_lines(write(tmp_path / "c", BAD), "_sg_lines")  # one file: the TEMP path
     files = write(tmp_path / "d", GOOD)
     staging.load_lines(files, "_sg_lines")
-    assert lines(staging) == oracle(tmp_path / "d", GOOD)
+    assert lines(staging) == expected_lines(tmp_path / "d", GOOD)
 
 
 def test_an_engine_on_the_warehouse_file_keeps_its_lines_temporary(tmp_path):
     eng = DuckDBEngine(str(tmp_path / "wh.duckdb"), threads=2)
     try:
         eng.load_lines(write(tmp_path / "e", GOOD), "_sg_lines")
-        assert lines(eng) == oracle(tmp_path / "e", GOOD)
+        assert lines(eng) == expected_lines(tmp_path / "e", GOOD)
         assert relations(eng) == [("temp", True)]
     finally:
         eng.close()

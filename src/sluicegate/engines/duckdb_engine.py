@@ -132,7 +132,7 @@ class DuckDBEngine(Engine):
 
         cursors = self._threads() if self.staging and not self._attached else 1
         load = partial(load_lines, self.con, self.render, table=table, cursors=cursors)
-        if self._remote(files, table, lambda local: load(local)):
+        if self._remote(files, table, load):
             return
         wall, cpu = time.perf_counter(), time.process_time()
         load(files)

@@ -167,12 +167,13 @@ def _load_lines_in_parallel(
     append to one table concurrently). The first failure is raised once all are done."""
     from concurrent.futures import ThreadPoolExecutor
 
+    size = {f: os.path.getsize(f) for f in files}
     groups: list[list[str]] = [[] for _ in range(min(n, len(files)))]
     sizes = [0] * len(groups)
-    for f in sorted(files, key=os.path.getsize, reverse=True):
+    for f in sorted(files, key=size.__getitem__, reverse=True):
         i = sizes.index(min(sizes))
         groups[i].append(exact_path(f))
-        sizes[i] += os.path.getsize(f)
+        sizes[i] += size[f]
     # a TEMP relation of that name (an earlier batch's slow path) would hide the new table
     temp = exp.Table(this=exp.to_identifier(table), db=exp.to_identifier("main"),
                      catalog=exp.to_identifier("temp"))  # fmt: skip

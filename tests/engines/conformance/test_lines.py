@@ -26,11 +26,14 @@ FILES: dict[str, bytes] = {
 }
 
 
-def expected_lines(folder: Path) -> list[tuple[str, int, str, bool]]:
-    """The lines relation computed from the bytes, independently of any engine."""
+def expected_lines(
+    folder: Path, files: dict[str, bytes] = FILES
+) -> list[tuple[str, int, str, bool]]:
+    """The lines relation of ``files`` (name → bytes) in ``folder``, computed from the
+    bytes, independently of any engine."""
     rows = []
-    for name in sorted(FILES):
-        data = FILES[name]
+    for name in sorted(files):
+        data = files[name]
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         for n, raw in enumerate(data.split(b"\n"), start=1):
