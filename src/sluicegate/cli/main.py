@@ -201,8 +201,9 @@ def compile_cmd(
 @click.option(
     "--profile",
     is_flag=True,
-    help="Time every SQL statement (DuckDB engine): the slowest are printed after the run, "
-    "all of them are in the run metrics under 'profile'.",
+    help="Time every SQL statement (DuckDB and Spark; on Spark CPU includes the driver "
+    "JVM's): the slowest are printed after the run, all of them are in the run metrics "
+    "under 'profile'.",
 )
 @handled
 @examples(

@@ -53,6 +53,7 @@ SPARK = EngineCapabilities(
     transactions=True,
     asof_join=False,
     dialect="spark",
+    statement_profile=True,
     file_stream=True,
     kafka_stream=True,
     cluster=True,

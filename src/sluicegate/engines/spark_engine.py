@@ -42,6 +42,7 @@ from .capabilities import SPARK
 from .object_store import unreachable_store
 from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
+from .spark_profile import StatementClock
 from .spark_session import open_session, resolve_spec
 from .spark_store import SparkStoreTx
 from .spark_subquery_dml import merge_for_subquery_dml
@@ -84,6 +85,7 @@ class SparkEngine(Engine):
         table_format: str = "delta",
         s3: Any = None,
         iceberg: Any = None,
+        profile: bool = False,
     ) -> None:
         if not is_object_store(warehouse):
             warehouse = os.path.abspath(warehouse)
@@ -102,6 +104,9 @@ class SparkEngine(Engine):
             contract_remote=contract_remote,
         )
         self.spark, self._owned = open_session(self.spec)
+        #: ``run --profile``: every call that makes Spark work, timed (spark_profile.py)
+        self.profile = [] if profile else None
+        self._clock = StatementClock(self, self.spark)
         if s3 is not None:  # s3:// warehouse or source: Hadoop's S3A settings (object_store.py)
             from .object_store import apply_to_spark
 
@@ -148,8 +153,11 @@ class SparkEngine(Engine):
         finally:
             self.spark.conf.set("spark.sql.codegen.wholeStage", "true")
 
+    def _sql_of(self, statement: exp.Expression | str) -> Callable[[], str]:
+        return lambda: statement if isinstance(statement, str) else self.render(statement)
+
     def execute(self, statement: exp.Expression | str) -> None:
-        with self._sized(statement):
+        with self._clock.timed(self._sql_of(statement)), self._sized(statement):
             self._execute(statement)
 
     def _execute(self, statement: exp.Expression | str) -> None:
@@ -172,11 +180,11 @@ class SparkEngine(Engine):
             self._df(statement).collect()
 
     def fetch(self, query: exp.Expression | str) -> list[tuple]:
-        with self._sized(query):
+        with self._clock.timed(self._sql_of(query)), self._sized(query):
             return [tuple(_py(v) for v in row) for row in self._df(query).collect()]
 
     def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
-        with self._sized(query):
+        with self._clock.timed(self._sql_of(query)), self._sized(query):
             df = self._df(query)
             names = df.columns
             return [dict(zip(names, (_py(v) for v in row), strict=True)) for row in df.collect()]
@@ -186,7 +194,8 @@ class SparkEngine(Engine):
         executors send Arrow IPC, no per-row Python objects), then handed out as batches."""
         import pyarrow as pa
 
-        table = self._df(query).toArrow()
+        with self._clock.timed(self._sql_of(query)):
+            table = self._df(query).toArrow()
         return pa.RecordBatchReader.from_batches(
             table.schema, table.to_batches(max_chunksize=batch_rows)
         )
@@ -199,7 +208,8 @@ class SparkEngine(Engine):
 
     def load_line_rows(self, rows: Any, table: str) -> None:
         """A Kafka batch's lines relation (pyarrow, collected by the stream's driver)."""
-        self._temp_view(table, self.spark.createDataFrame(rows), cache=True)
+        with self._clock.timed(lambda: f"(a batch of {len(rows)} lines into {table})"):
+            self._temp_view(table, self.spark.createDataFrame(rows), cache=True)
 
     def load_parquet(self, files: Sequence[str], table: str) -> None:
         self._temp_view(table, read_parquet(self.spark, files), cache=False)
@@ -208,7 +218,7 @@ class SparkEngine(Engine):
     def create_table_as(
         self, table: str, query: exp.Expression, *, temporary: bool = False
     ) -> None:
-        with self._sized(query):
+        with self._clock.timed(self._sql_of(query)), self._sized(query):
             self._create_table_as(table, query, temporary=temporary)
 
     def _create_table_as(self, table: str, query: exp.Expression, *, temporary: bool) -> None:
@@ -247,6 +257,12 @@ class SparkEngine(Engine):
     ) -> None:
         """Hive-layout Parquet as DuckDB's COPY writes it: one ``<prefix>-<i>.parquet`` per
         partition folder (Spark names its files itself, so they are renamed after writing)."""
+        with self._clock.timed(lambda: f"(Parquet export to {directory}) {self.render(query)}"):
+            self._write_parquet_partitioned(query, directory, partition_by, file_prefix)
+
+    def _write_parquet_partitioned(
+        self, query: exp.Expression, directory: str, partition_by: Sequence[str], file_prefix: str
+    ) -> None:
         target = Path(directory)
         scratch = target / f".spark-{os.getpid()}"
         df = self._df(query).repartition(*[F.col(f"`{p}`") for p in partition_by])
@@ -271,7 +287,9 @@ class SparkEngine(Engine):
         tx, self._tx = self._tx, None
         if tx is None:
             return
-        self.last_commit = tx.commit(fault=self._fault)
+        label = f"(commit: publish {', '.join(tx.tables())} to {self.store.format})"
+        with self._clock.timed(lambda: label):
+            self.last_commit = tx.commit(fault=self._fault)
         for table in tx.tables():
             self._publish_view(table)
 

@@ -136,7 +136,7 @@ def _run_locked(
         if caps.statement_profile:
             overrides["profile"] = True
         else:
-            listener.notice(f"--profile times statements on the DuckDB engine only, not {name}")
+            listener.notice(f"--profile: the {name} engine does not time its statements")
     engine = open_engine_for(loaded, engine=engine_name, overrides=overrides)
     for notice in engine.notices:  # e.g. an interrupted publish repaired
         listener.notice(notice)
