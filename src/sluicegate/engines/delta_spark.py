@@ -22,6 +22,16 @@ transaction works on *shadows*:
    their change feed shows real updates), or a whole overwrite (other tables).
 3. the journal and the shadows are deleted.
 
+A table the transaction creates (it did not exist before) whose shadow holds exactly one
+commit — written whole, carrying the marker — is published by **renaming** the shadow's
+folder into place on a warehouse where a rename is atomic (a local disk, HDFS): the
+table appears in one step with that one commit, and its rows are not written twice (on
+a first run that is every output; the clean and fact tables are ~1M rows at 1M lines).
+To keep such shadows at one commit, a table created empty (``CREATE TABLE … AS SELECT …
+WHERE FALSE``) is not written until its first INSERT, which then writes it whole; a
+DELETE or UPDATE on it until then changes nothing and does not run. On S3 the shadow is
+copied as before.
+
 A crash before step 2's journal leaves every table as it was (the next open removes the
 shadows of a dead process). A crash after it leaves a journal: the next open publishes
 every table whose history has no commit with the marker yet — from the same shadows — so
@@ -116,6 +126,18 @@ class HadoopFS:
     def delete(self, path: str) -> None:
         self._fs.delete(self._p(path), True)
 
+    @property
+    def renames_atomically(self) -> bool:
+        """A folder rename is one atomic step here (a local disk, HDFS); on S3 it is a
+        copy of every object, so a store never publishes by renaming there."""
+        return str(self._fs.getScheme()) in ("file", "hdfs")
+
+    def rename(self, source: str, target: str) -> bool:
+        """Move folder ``source`` to ``target`` (which must not exist); False if refused."""
+        if self.exists(target):
+            return False
+        return bool(self._fs.rename(self._p(source), self._p(target)))
+
 
 class DeltaStore(SparkTableStore):
     """Delta tables under one warehouse root (a folder or an ``s3a://`` URI)."""
@@ -205,6 +227,11 @@ class DeltaTx(SparkStoreTx):
         self.tx = new_tx_id()
         self.folder = f"{store.internal}/staging/{self.tx}"
         self.entries: dict[str, Entry] = {}
+        self.marker = MARKER + self.tx
+        #: tables created empty and not written yet: their schema (see the module docstring)
+        self._empty: dict[str, Any] = {}
+        #: new tables whose shadow holds one commit, with the marker: published by a rename
+        self._single: set[str] = set()
         self._n = 0
         _ACTIVE.add(self.tx)
 
@@ -219,20 +246,48 @@ class DeltaTx(SparkStoreTx):
             return self.store.read(name)
         if e.how == "drop":
             return None
+        if name in self._empty:
+            return self.spark.createDataFrame([], self._empty[name])
         return self.spark.read.format("delta").load(e.shadow)
 
     def tables(self) -> list[str]:
         return list(self.entries)
 
+    def known_empty(self, name: str) -> bool:
+        return name in self._empty
+
     # -- writes -------------------------------------------------------------------------
     def create(self, name: str, content: DataFrame) -> None:
         before = self._before(name)
         shadow = self._shadow_path(name)
-        _writer(content, "overwrite").save(shadow)
+        self._single.discard(name)
+        self._empty.pop(name, None)
         self.entries[name] = Entry(name, shadow, before, "replace", True, tuple(content.columns))
+        if _is_empty_plan(content):
+            self._empty[name] = content.schema
+        else:
+            self._write_whole(name, content)
+
+    def _write_whole(self, name: str, content: DataFrame) -> None:
+        """The shadow's one commit: ``content`` whole, with the marker (and, for a DLQ
+        table, the change data feed its publish would give it)."""
+        w = _writer(content, "overwrite").option("userMetadata", self.marker)
+        if KEY in content.columns:
+            w = w.options(**CDF)
+        w.save(self.entries[name].shadow)
+        if self.entries[name].before is None:
+            self._single.add(name)
+
+    def _materialize(self, name: str) -> None:
+        """Write a table created empty, so DML can run on it."""
+        schema = self._empty.pop(name, None)
+        if schema is not None:
+            self._write_whole(name, self.spark.createDataFrame([], schema))
 
     def drop(self, name: str) -> None:
         before = self._before(name)
+        self._empty.pop(name, None)
+        self._single.discard(name)
         self.entries[name] = Entry(name, "", before, "drop", True)
 
     def target(self, name: str) -> exp.Table:
@@ -248,16 +303,23 @@ class DeltaTx(SparkStoreTx):
             how = "key" if KEY in columns else "dates" if PARTITION in columns else "whole"
             e = Entry(name, shadow, before, how, False, columns)
             self.entries[name] = e
+        self._materialize(name)
         return _path_table(e.shadow, name)
 
     def insert(self, name: str, rows: DataFrame, *, overwrite: bool = False) -> None:
+        if name in self._empty:  # created empty: these rows are its one commit
+            del self._empty[name]
+            self._write_whole(name, rows)
+            return
         self.target(name)
         e = self.entries[name]
         _writer(rows, "overwrite" if overwrite else "append").save(e.shadow)
+        self._single.discard(name)
         e.dirty = True
         e.dates = None
 
     def changed(self, name: str) -> None:
+        self._single.discard(name)
         self.entries[name].dirty = True
         self.entries[name].dates = None
 
@@ -287,8 +349,10 @@ class DeltaTx(SparkStoreTx):
 
     # -- commit -------------------------------------------------------------------------
     def commit(self, fault: Fault | None = None) -> CommitResult:
+        for name in list(self._empty):  # still empty: published as an empty table
+            self._materialize(name)
         entries = [e for e in self.entries.values() if e.dirty]
-        marker = MARKER + self.tx
+        marker = self.marker
         result = CommitResult()
         for e in entries:
             self._plan(e)
@@ -302,7 +366,7 @@ class DeltaTx(SparkStoreTx):
                 fault("delta:journaled")
             expected = self.staged_versions()
             for i, e in enumerate(entries):
-                version = _publish(self.store, e, marker)
+                version = _publish(self.store, e, marker, move=e.name in self._single)
                 if version is not None:
                     result.versions[e.name] = version
                     if expected.get(e.name) not in (None, version):
@@ -334,13 +398,23 @@ def _writer(df: DataFrame, mode: str):  # noqa: ANN202 - pyspark DataFrameWriter
     return w
 
 
-def _publish(store: DeltaStore, e: Entry, marker: str) -> int | None:
-    """Publish one staged table with one Delta commit carrying ``marker``; its version."""
+def _publish(store: DeltaStore, e: Entry, marker: str, *, move: bool = False) -> int | None:
+    """Publish one staged table with one Delta commit carrying ``marker``; its version.
+
+    ``move``: the shadow is a new table's only commit, written with ``marker``; where a
+    rename is atomic it becomes the table as it is. (Recovery never moves: it copies.)"""
     spark = store.spark
     path = store.path(e.name)
     if e.how == "drop":
         store.fs.delete(path)
         return None
+    if (
+        move
+        and e.before is None
+        and store.fs.renames_atomically
+        and store.fs.rename(e.shadow, path)
+    ):
+        return table_version(spark, path)
     shadow = spark.read.format("delta").load(e.shadow)
     if e.how == "replace" or e.before is None:
         w = _writer(shadow, "overwrite").option("overwriteSchema", "true")
@@ -377,6 +451,17 @@ def _published(store: DeltaStore, e: Entry, marker: str) -> bool:
     rows = _jvm_history(store.spark, path).select("version", "userMetadata")
     after = e.before if e.before is not None else -1
     return any(r[0] > after and r[1] == marker for r in rows.collect())
+
+
+def _is_empty_plan(df: DataFrame) -> bool:
+    """Spark's optimizer proved ``df`` has no rows (``WHERE FALSE``, ``LIMIT 0``): its
+    plan is an empty local relation. Nothing is run; False when the plan is out of
+    reach (Spark Connect)."""
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan()  # noqa: SLF001 - py4j
+        return plan.getClass().getSimpleName() == "LocalRelation" and bool(plan.data().isEmpty())
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _path_table(path: str, alias: str) -> exp.Table:

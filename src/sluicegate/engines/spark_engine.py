@@ -332,6 +332,8 @@ class SparkEngine(Engine):
             if isinstance(stmt, exp.Insert):
                 rows = self._insert_rows(stmt, self._tx.frame(name).schema)
                 self._tx.insert(name, rows, overwrite=bool(stmt.args.get("overwrite")))
+            elif isinstance(stmt, exp.Delete | exp.Update) and self._tx.known_empty(name):
+                return  # nothing to delete or update (a first run's rerun cleanup)
             else:
                 native = merge_for_subquery_dml(stmt)  # Delta: no subquery in UPDATE/DELETE
                 self.spark.sql(self.render(retarget(native, self._tx.target(name))))

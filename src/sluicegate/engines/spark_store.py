@@ -63,6 +63,11 @@ class SparkStoreTx(ABC):
     def tables(self) -> list[str]:
         """The tables this transaction touched (created, changed or dropped)."""
 
+    def known_empty(self, name: str) -> bool:  # noqa: ARG002 - a store may know more
+        """``name`` holds no rows in this transaction, known without reading it (a DELETE
+        or UPDATE on it changes nothing and need not run). False when unsure."""
+        return False
+
     @abstractmethod
     def staged_versions(self) -> dict[str, int]:
         """The version each changed table will have once committed."""
