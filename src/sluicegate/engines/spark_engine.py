@@ -39,6 +39,7 @@ from ..compile.render import ident
 from ..errors import SluiceError
 from .base import Engine
 from .capabilities import SPARK
+from .merge_into_empty import insert_for_empty_target
 from .object_store import unreachable_store
 from .spark_formats import store_class
 from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
@@ -329,10 +330,13 @@ class SparkEngine(Engine):
         if not self.table_exists(name):
             raise SluiceError(f"no table '{name}' in the Spark warehouse {self.warehouse}")
         with self._autocommit():
+            empty = self._tx.known_empty(name)
+            if empty and isinstance(stmt, exp.Merge):  # nothing can match: an INSERT
+                stmt = insert_for_empty_target(stmt) or stmt
             if isinstance(stmt, exp.Insert):
                 rows = self._insert_rows(stmt, self._tx.frame(name).schema)
                 self._tx.insert(name, rows, overwrite=bool(stmt.args.get("overwrite")))
-            elif isinstance(stmt, exp.Delete | exp.Update) and self._tx.known_empty(name):
+            elif empty and isinstance(stmt, exp.Delete | exp.Update):
                 return  # nothing to delete or update (a first run's rerun cleanup)
             else:
                 native = merge_for_subquery_dml(stmt)  # Delta: no subquery in UPDATE/DELETE

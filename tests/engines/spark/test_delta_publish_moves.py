@@ -5,7 +5,8 @@ rows read back by delta-rs); what changes is that the rows are not written twice
 proof is in the files: the published table's data files are the very files the shadow
 held inside the transaction (a copy would write new ones). A table created empty
 (``… WHERE FALSE``), cleaned with DELETE and then filled with INSERT — the shape of every
-output on a first run — keeps one commit and moves too; an existing table, a shadow of
+output on a first run — keeps one commit and moves too, and so does one created empty and
+then merged into (the MERGE runs as the INSERT it amounts to); an existing table, a shadow of
 several commits and a crash's recovery copy as before.
 """
 
@@ -63,13 +64,20 @@ def test_a_first_run_shaped_table_is_moved_with_one_commit(engine, tmp_path):
     eng.create_table_as("e", empty)  # created empty and left empty
     eng.execute(delete_run("t", D1))  # a rerun's cleanup on a table still empty
     eng.execute(insert_into("t", rows((1, "a", D1, 10), (2, "b", D2, 20))))
+    eng.create_table_as("m", rows((0, "x", D1, 0)).where("FALSE"))
+    merge = "MERGE INTO m AS x USING t AS y ON x.k = y.k WHEN MATCHED THEN UPDATE SET n = 0 "
+    merge += "WHEN NOT MATCHED AND y.n > 10 THEN INSERT (k, s, _logical_date, n) "
+    merge += "VALUES (y.k, y.s, y._logical_date, y.n + 1)"
+    eng.execute(sqlglot.parse_one(merge, read="spark"))  # into an empty table: an INSERT
     assert read(eng) == [(1, "a", day(D1), 10), (2, "b", day(D2), 20)]  # reads its writes
-    staged = _files(_staged(wh, "t"))
-    assert staged and not (wh / "t").exists()
+    staged, staged_m = _files(_staged(wh, "t")), _files(_staged(wh, "m"))
+    assert staged and staged_m and not (wh / "t").exists()
     eng.commit()
 
-    assert eng.last_commit.versions == {"t": 0, "e": 0}
+    assert eng.last_commit.versions == {"t": 0, "e": 0, "m": 0}
     assert _files(wh / "t") == staged  # moved, not copied
+    assert _files(wh / "m") == staged_m and [h["version"] for h in _history(wh / "m")] == [0]
+    assert read(eng, "m") == [(2, "b", day(D2), 21)]
     history = _history(wh / "t")
     assert [h["version"] for h in history] == [0]
     assert history[0]["userMetadata"].startswith(MARKER)
