@@ -281,7 +281,7 @@ def render_profile(con: CliConsole, m: dict[str, Any]) -> None:
     con.line(
         f"profile: {len(stmts)} statements, {wall:.2f} s wall / {cpu:.2f} s CPU inside the "
         f"engine; {max(total - wall, 0.0):.2f} s of the run's {total:.2f} s outside "
-        f"(Python: binding, SQL generation)"
+        f"(Python: binding, SQL generation; on Spark also views and Delta log reads)"
     )
     con.line(f"  {'wall s':>7} {'CPU s':>6}  {'stage':<10} statement")
     for s in sorted(stmts, key=lambda s: -s["wall_s"])[:PROFILE_TOP]:
