@@ -288,8 +288,9 @@ class SparkEngine(Engine):
         tx, self._tx = self._tx, None
         if tx is None:
             return
-        label = f"(commit: publish {', '.join(tx.tables())} to {self.store.format})"
-        with self._clock.timed(lambda: label):
+        with self._clock.timed(
+            lambda: f"(commit: publish {', '.join(tx.tables())} to {self.store.format})"
+        ):
             self.last_commit = tx.commit(fault=self._fault)
         for table in tx.tables():
             self._publish_view(table)
