@@ -17,13 +17,13 @@ from .relation import ReaderDialect, not_null
 MAP_VARIANT = "MAP<STRING, VARIANT>"
 MAP_STRING = "MAP<STRING, STRING>"
 ONE_CLOSING_BRACE = r"^[^}]*\}[ \t\r\n]*\z"
-# json_duckdb's lenient-token test, with Java's $1 for the kept group.
 MAYBE_LENIENT = ("nan", "inf")
 """The cheap pre-test for a non-finite spelling: the lower-cased line contains one of these.
 
 It admits every line ``(?i:nan|inf)`` matches (that regex folds ASCII case only), and
 costs a fifth as much: an unanchored case-folding regex tries each position of each line
 (3.3 CPU s per million lines on ``local[2]``, 0.7 s for this)."""
+# ndjson_duckdb's lenient-token test, with Java's $1 for the kept group.
 STRINGS_AND_ALLOWED = r'"(?:[^"\\]|\\.)*"|([:,\[][ \t\r\n]*)(?:NaN|-?Infinity)'
 LENIENT = r"(?i:nan|inf)"
 
