@@ -49,8 +49,12 @@ from .spark_store import SparkStoreTx
 from .spark_subquery_dml import merge_for_subquery_dml
 from .storage import is_object_store
 
-BIG_STATEMENT = 20_000
-"""SQL longer than this (characters) runs without whole-stage codegen (see ``_sized``)."""
+BIG_STATEMENT = 100_000
+"""SQL longer than this (characters) runs without whole-stage codegen (see ``_sized``).
+
+Above the retail NDJSON reader (~64,000 characters since its plain-line branch, which
+whole-stage codegen runs 20 % faster; its general branch stays out of codegen by
+``spark.sql.codegen.maxFields``: benchmarks/RESULTS.md, 2026-12-03 17:00–18:00)."""
 
 
 def _py(value: Any) -> Any:

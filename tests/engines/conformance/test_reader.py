@@ -146,12 +146,36 @@ SPARK_GAPS = {
     '{"f": 1e400}': OVERFLOW + " (in _rescued_data)",
     '{"s": [1.5e-7, 2.0]}': "numbers inside a nested value keep Java's notation (1.5E-7) on Spark",
 }
+# Lines at the edges of Spark's plain-line branch, held to DuckDB like the rest; which of
+# them take the branch is pinned by test_reader_plain.py.
+PLAIN_EDGES = [
+    "{}",
+    '{"s": 0.001, "f": 0.001, "d": 0.005}',
+    '{"s": 0.0001}',
+    '{"s": 9999999.99999999, "d": 0.5}',
+    '{"s": 1234567.12345678, "f": -0.5, "i": 0}',
+    '{"s": 12345678.9}',
+    '{"s": -12.30, "f": 100.00, "g": 5.0}',
+    '{"s": 0.0, "f": 0.000}',
+    '{"i": 999999999999999999}',
+    '{"i": 9999999999999999999}',
+    '{"s": "7", "i": "abc", "d": "x"}',
+    '{"b": false, "s": null, "i": -7, "t": "2024-01-02T03:04:05Z"}',
+    '{"s": "x/y \u2713 \u00e9"}',
+    '{"s": "a\u2028b", "i": 1, "s": "c"}',
+    '{"s": "a\u0085b", "i": 1, "s": "c"}',
+    '{"s" : "x"}',
+    '{"s": "x", "extra": 1}',
+    '\t{"i": 2}\t',
+]
 EXTRA_LINES = [
     '{"s": -0.0, "f": -0.0}',
     '{"s": 1e400}',
     '{"s": [1.5e-7, 2.0]}',
     '{"s": 123456789012345678901234567890123456789012}',
     '{"z": 123456789012345678901234567890123456789012, "y": 7E-9, "x": [1, {"b": 2, "a": "q"}]}',
+    # the edges of the plain-line branch (compile/read/ndjson_spark_plain.py)
+    *PLAIN_EDGES,
 ]
 
 

@@ -40,6 +40,7 @@ from sqlglot import exp
 
 from ...contract.models import TableSource
 from ..render import col, lit
+from . import ndjson_spark_plain as plain
 from . import relation
 from .relation import LINEAGE, alias, not_null, partition_expr, sub
 from .spark_json import (
@@ -117,18 +118,28 @@ def _lenient_only(line: exp.Expression) -> exp.Expression:
     )
 
 
-def text_select(lines_table: str, source: TableSource, partitions: list[str]) -> exp.Select:
-    """The text relation (see read.py) of NDJSON lines, Spark dialect.
+def text_select(
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    where: exp.Expression | None = None,
+) -> exp.Select:
+    """The text relation (see read.py) of NDJSON lines (those ``where`` holds), Spark dialect.
 
     Besides read.py's columns it carries, for :func:`rescue_value`, each declared
     column's variant ``_e<i>`` and type ``_ty<i>``, and ``_sm`` (the string-valued parse,
     only on lines with a nested value or an undeclared key).
     """
-    parsed = sub(parse_select(lines_table, source, partitions), "_x")
+    parsed = sub(parse_select(lines_table, source, partitions, where), "_x")
     return format_select(parsed, source, partitions)
 
 
-def parse_select(lines_table: str, source: TableSource, partitions: list[str]) -> exp.Select:
+def parse_select(
+    lines_table: str,
+    source: TableSource,
+    partitions: list[str],
+    where: exp.Expression | None = None,
+) -> exp.Select:
     """Step one of the text relation: each line parsed once and checked (``_ok``, ``_m``),
     each declared column's variant ``_e<i>``, its type ``_ty<i>`` and absence ``_a<i>``,
     and ``_extra`` (the object has an undeclared key)."""
@@ -146,6 +157,8 @@ def parse_select(lines_table: str, source: TableSource, partitions: list[str]) -
     j = exp.select(*[col(c) for c in LINEAGE], *parts, line.copy(), alias(parsed, "_m0")).from_(
         exp.to_table(lines_table)
     )
+    if where is not None:
+        j = j.where(where)
     keys = _fn("MAP_KEYS", col("_m0"))
     distinct = exp.EQ(
         this=exp.func("SIZE", keys), expression=exp.func("SIZE", _fn("ARRAY_DISTINCT", keys.copy()))
@@ -346,14 +359,36 @@ def typed_select(
     source: TableSource,
     partitions: list[str],
     physical: dict[str, str] | None = None,
-) -> exp.Select:
-    """The typed relation of NDJSON lines on Spark (the same columns as on DuckDB)."""
+) -> exp.Query:
+    """The typed relation of NDJSON lines on Spark (the same columns as on DuckDB).
+
+    Plain lines (``ndjson_spark_plain``: most of a feed) are parsed once into strings;
+    the rest take this module's general path; the two are one UNION ALL, and
+    ``ndjson_spark_plain.is_plain`` is never NULL, so each line is on exactly one side."""
     extra = _carried_for_rescue(len(source.columns))
-    return relation.finish(
-        text_select(lines_table, source, partitions),
+    if not plain.applies(source):
+        return relation.finish(
+            text_select(lines_table, source, partitions),
+            source,
+            partitions,
+            SPARK,
+            rescue_value,
+            extra=extra,
+        )
+    is_plain = plain.is_plain(col("_line"), col("_bad_utf8"), source)
+    general = relation.finish(
+        text_select(lines_table, source, partitions, exp.Not(this=is_plain)),
         source,
         partitions,
         SPARK,
         rescue_value,
         extra=extra,
     )
+    fast = relation.finish(
+        plain.text_select(lines_table, source, partitions, is_plain.copy()),
+        source,
+        partitions,
+        SPARK,
+        plain.rescue_value,
+    )
+    return exp.union(fast, general, distinct=False)
