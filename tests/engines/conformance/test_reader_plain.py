@@ -13,6 +13,7 @@ import pytest
 from sqlglot import exp
 
 from sluicegate.compile.read import ndjson_spark_plain as plain
+from sluicegate.compile.read.table import typed_select
 
 from .conftest import open_named
 from .test_reader import ALL_LINES, PLAIN_EDGES, SOURCE
@@ -69,3 +70,20 @@ def test_most_of_the_corpus_is_read_on_both_branches(branch):
     taken = sum(branch.values())
     assert len(branch) == len(ALL_LINES)
     assert 25 <= taken <= len(ALL_LINES) - 40, taken
+
+
+def test_a_huge_line_of_repeated_keys_is_corrupt_not_a_failed_job(spark, tmp_path):  # noqa: ARG001
+    """The plain regex repeats a group once per member: Java's regex must not recurse per
+    repetition (a StackOverflowError would fail the whole Spark job on one hostile line)."""
+    path = tmp_path / "huge.json"
+    path.write_text("{" + ",".join(['"i":1'] * 200_000) + '}\n{"i": 2}\n', encoding="utf-8")
+    eng = open_named("spark", str(tmp_path / "warehouse"))
+    try:
+        eng.load_lines([os.path.abspath(path)], "_sg_huge_lines")
+        typed = typed_select("_sg_huge_lines", SOURCE, [], "spark")
+        rows = eng.fetch(
+            exp.select("_source_line", "_corrupt", "i").from_(exp.Subquery(this=typed, alias="t"))
+        )
+    finally:
+        eng.close()
+    assert sorted(rows) == [(1, True, None), (2, False, 2)]
