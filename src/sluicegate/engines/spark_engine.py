@@ -54,7 +54,7 @@ BIG_STATEMENT = 100_000
 
 Above the retail NDJSON reader (~64,000 characters since its plain-line branch, which
 whole-stage codegen runs 20 % faster; its general branch stays out of codegen by
-``spark.sql.codegen.maxFields``: benchmarks/RESULTS.md, 2026-12-03 17:00–18:00)."""
+``spark.sql.codegen.maxFields``: benchmarks/RESULTS.md, 2026-12-03 16:35–17:30 UTC)."""
 
 
 def _py(value: Any) -> Any:

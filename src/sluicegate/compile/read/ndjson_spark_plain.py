@@ -65,13 +65,15 @@ def plain_line(names: list[str]) -> str:
 
 
 def applies(source: TableSource) -> bool:
-    """The declared names allow the fast path (plain names, unique without case: Spark
-    matches STRUCT fields without case by default)."""
+    """The declared names allow the fast path: identifiers (they go into the regex and the
+    STRUCT type as they are), distinct without case (so no two STRUCT fields can be
+    confused under Spark's case-insensitive resolution)."""
     names = list(source.columns)
     return all(PLAIN_NAME.match(n) for n in names) and len({n.lower() for n in names}) == len(names)
 
 
 def _key(name: str) -> exp.Expression:
+    """``"name":`` — in a plain line, only ever the key ``name`` (see the module docstring)."""
     return lit(f'"{name}":')
 
 
@@ -100,7 +102,7 @@ def text_select(
         line.copy(),
         alias(_fn("FROM_JSON", line.copy(), lit(struct), json_options()), "_v"),
         *[
-            alias(exp.Not(this=_fn("CONTAINS", line.copy(), lit(f'"{n}":'))), f"_a{i}")
+            alias(exp.Not(this=_fn("CONTAINS", line.copy(), _key(n))), f"_a{i}")
             for i, n in enumerate(names)
         ],
     ).from_(exp.to_table(lines_table))
