@@ -33,6 +33,11 @@ def _truth(rows: dict[str, list[tuple[str, int, str]]]) -> tuple[int, dict[str, 
     return sum(c - 1 for c in per_pair.values()), dict(Counter(f for f, _n in mine))
 
 
+def _written(rows: dict[str, list[tuple[str, int, str]]]) -> dict[str, int]:
+    """Rows of this run in each table, counted in Python."""
+    return {t: sum(1 for _f, _n, r in content if r == RUN) for t, content in rows.items()}
+
+
 CASES = {
     "disjoint": {
         "t_clean": [("a.json", n, RUN) for n in range(1, 101)],
@@ -51,6 +56,11 @@ CASES = {
         "t_dup": [("topic/0", 10**12 + 4, RUN)],
     },
     "empty": {"t_clean": [], "t_dlq": [], "t_dup": []},
+    "zero and negative lines, bucket edges": {  # every line its own bit, none shared
+        "t_clean": [("a.json", n, RUN) for n in (-32769, -32768, -1, 0, 1, 32768, 32769)],
+        "t_dlq": [("a.json", n, RUN) for n in (-32767, 2, 65536, 65537)],
+        "t_dup": [("a.json", 32769, RUN), ("a.json", -32768, RUN)],  # two extra copies
+    },
 }
 
 
@@ -62,9 +72,11 @@ def test_readback_equals_an_independent_count(case, budget, monkeypatch):
         monkeypatch.setattr(lineage_proof, "BITMAP_BUDGET_BYTES", 0)
     eng = _outputs(rows)
     try:
-        assert lineage_proof.lineage_readback(eng, TABLES, RUN) == _truth(rows)
+        back = lineage_proof.output_readback(eng, TABLES, RUN)
     finally:
         eng.close()
+    assert (back.extra, back.files) == _truth(rows)
+    assert back.written == _written(rows)
 
 
 def test_bitmaps_are_used_while_small_and_pairs_beyond(monkeypatch):
@@ -94,22 +106,35 @@ def test_bitmaps_are_used_while_small_and_pairs_beyond(monkeypatch):
         eng.close()
 
 
+SPARK_CASES = {
+    **CASES,
+    "no line number": {  # never by construction; one group of two, as the pairs count it
+        "t_clean": [("a.json", None, RUN), ("a.json", None, RUN), ("a.json", 5, RUN)],
+        "t_dlq": [("b.json", None, RUN)],
+        "t_dup": [],
+    },
+}
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("case", ["disjoint", "overlapping"])
-def test_grouped_pairs_run_on_spark(case, spark):
-    """Spark has no bitmap aggregate: the grouped queries, rendered for Spark, run there and
-    give the independent count."""
+@pytest.mark.parametrize("query", ["lineage_bucket_bitmaps", "lineage_summary"])
+@pytest.mark.parametrize("case", list(SPARK_CASES))
+def test_readback_queries_run_on_spark(case, query, spark):
+    """Both Spark forms (the bucketed bitmaps a run uses, the grouped pairs any engine
+    can run), rendered for Spark, run there and give the independent counts: per file,
+    extra copies, per table."""
     from sluicegate.compile import ledger as ledger_c
     from sluicegate.compile.render import render
 
-    rows = CASES[case]
+    rows = SPARK_CASES[case]
     for table, content in rows.items():
         spark.createDataFrame(
             content, "_source_file string, _source_line bigint, _run_id string"
         ).createOrReplaceTempView(table)
-    extra = spark.sql(render(ledger_c.lineage_overlaps(TABLES, RUN), "spark")).collect()[0][0]
-    files = spark.sql(render(ledger_c.lineage_files(TABLES, RUN), "spark")).collect()
-    assert (int(extra), {f: int(n) for f, n in files}) == _truth(rows)
+    got = spark.sql(render(getattr(ledger_c, query)(TABLES, RUN), "spark")).collect()
+    extra = sum(int(r[2]) for r in got)
+    assert (extra, {r[0]: int(r[1]) for r in got}) == _truth(rows)
+    assert {t: sum(int(r[3 + i]) for r in got) for i, t in enumerate(TABLES)} == _written(rows)
 
 
 @pytest.mark.parametrize("case", ["disjoint", "overlapping"])
@@ -135,7 +160,8 @@ def _fact_truth(rows) -> tuple[int, int, int]:
 
 
 @pytest.mark.spark
-def test_fact_readback_counts_extra_copies_on_spark(spark):
+@pytest.mark.parametrize("bucketed", [True, False])
+def test_fact_readback_counts_extra_copies_on_spark(spark, bucketed):
     from sluicegate.compile.model import asof
     from sluicegate.compile.render import render
 
@@ -144,9 +170,12 @@ def test_fact_readback_counts_extra_copies_on_spark(spark):
         spark.createDataFrame(
             content, "_source_file string, _source_line bigint, _run_id string"
         ).createOrReplaceTempView(table)
-    q = asof.fact_readback("t_clean", "t_dlq", RUN, extra_copies=True)
+    q = asof.fact_readback("t_clean", "t_dlq", RUN, extra_copies=True, bucketed=bucketed)
     got = tuple(int(v) for v in spark.sql(render(q, "spark")).collect()[0])
     assert got == _fact_truth(rows) and got[2] == 100
+    # no run rows at all: the extra copies are 0, not NULL
+    q = asof.fact_readback("t_clean", "t_dlq", "no-such-run", extra_copies=True, bucketed=bucketed)
+    assert tuple(int(v) for v in spark.sql(render(q, "spark")).collect()[0]) == (0, 0, 0)
 
 
 def test_rows_without_a_line_number_are_not_waved_through():

@@ -38,6 +38,9 @@ class EngineCapabilities:
     #: ``BITSTRING_AGG``/``BIT_COUNT``: the ledger proves lineage disjoint with one bitmap
     #: of line numbers per file instead of a hash table of every (file, line) pair
     bitmap_aggregate: bool = False
+    #: ``BITMAP_BUCKET_NUMBER``/``BITMAP_CONSTRUCT_AGG``/``BITMAP_COUNT`` (Spark 3.5+): the
+    #: same proof with one bitmap per (file, bucket of 32,768 lines), nothing to size first
+    bucket_bitmaps: bool = False
 
 
 DUCKDB = EngineCapabilities(
@@ -57,6 +60,7 @@ SPARK = EngineCapabilities(
     file_stream=True,
     kafka_stream=True,
     cluster=True,
+    bucket_bitmaps=True,
 )
 
 BY_NAME: dict[str, EngineCapabilities] = {"duckdb": DUCKDB, "spark": SPARK}

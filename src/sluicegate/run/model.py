@@ -179,7 +179,13 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
             rows, clean = (int(v) for v in eng.fetch(q)[0])
             lineages = rows - lineage_readback(eng, [name], rid)[0]
         else:  # one query where each query is costly (Spark)
-            q = asof.fact_readback(name, c.outputs.clean, rid, extra_copies=True)
+            q = asof.fact_readback(
+                name,
+                c.outputs.clean,
+                rid,
+                extra_copies=True,
+                bucketed=eng.capabilities.bucket_bitmaps,
+            )
             rows, clean, extra = (int(v) for v in eng.fetch(q)[0])
             lineages = rows - extra
         if not rows == lineages == clean:

@@ -34,7 +34,7 @@ from ..faults import checkpoint
 from .bind import changed_since_bind, schema_fingerprint
 from .facts import fact_rows, finish_facts, gate_levels
 from .gate import escalate
-from .lineage_proof import lineage_readback
+from .lineage_proof import output_readback
 from .model import finish_model, publish_model
 from .owners import claim_tables
 from .snapshot import record_snapshot
@@ -123,8 +123,7 @@ def _audit(ctx: RunContext, tables: list[str], fingerprint: str) -> None:
     """Read back, prove the ledger, finish the facts and the verdict; raise on a violation."""
     eng = ctx.engine
     o = ctx.contract.outputs
-    written = {t: _count(eng, ledger_c.count_run(t, ctx.run_id)) for t in tables}
-    overlaps, read = lineage_readback(eng, tables, ctx.run_id)
+    written, overlaps, read = output_readback(eng, tables, ctx.run_id)
     ledger = prove_ledger(
         raw=ctx.binding.raw_records,
         clean=written[o.clean],

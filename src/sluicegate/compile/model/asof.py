@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from ...contract.model_spec import AsOfJoin, Dimension, Fact
 from ...contract.models import Contract
-from ..ledger import lineage_overlaps
+from ..ledger import bucketed_overlaps, lineage_overlaps
 from ..render import col, ident, lit
 from ..render import table as table_ref
 from .schema import fact_source_columns, join_output_columns, unknown_flag
@@ -217,13 +217,20 @@ def reason_counts(routed_table: str, contract: Contract) -> tuple[exp.Select, li
 
 
 def fact_readback(
-    fact_table: str, clean_table: str, run_id: str, *, extra_copies: bool = False
+    fact_table: str,
+    clean_table: str,
+    run_id: str,
+    *,
+    extra_copies: bool = False,
+    bucketed: bool = False,
 ) -> exp.Select:
     """(fact rows, clean rows) of one run: facts must equal clean.
 
     That no lineage is in the fact twice is a third number: with ``extra_copies`` it is
-    a column of this one query (an engine where every query is costly, Spark); else the
-    caller reads it apart (run/lineage_proof.py, DuckDB's per-file bitmaps)."""
+    a column of this one query (an engine where every query is costly, Spark), counted
+    from bucketed bitmaps when ``bucketed`` (Spark's ``BITMAP_*`` functions) or by
+    grouping the pairs; else the caller reads it apart (run/lineage_proof.py, DuckDB's
+    per-file bitmaps)."""
 
     def rows(table: str) -> exp.Subquery:
         return exp.Subquery(
@@ -234,7 +241,8 @@ def fact_readback(
 
     outs: list[exp.Expression] = [rows(fact_table), rows(clean_table)]
     if extra_copies:
-        outs.append(exp.Subquery(this=lineage_overlaps([fact_table], run_id)))
+        overlaps = bucketed_overlaps if bucketed else lineage_overlaps
+        outs.append(exp.Subquery(this=overlaps([fact_table], run_id)))
     return exp.select(*outs)
 
 
