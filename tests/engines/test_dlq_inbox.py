@@ -144,7 +144,8 @@ def test_rerun_with_changed_input_supersedes_rows_it_no_longer_quarantines(shop)
     fixed_upstream = list(LINES)
     fixed_upstream[1] = {**LINES[1], "amt": 5}
     write_lines(shop.parent, fixed_upstream)
-    run(shop)
+    second = run(shop)
+    assert second.metrics["dlq"] == {"inserted": 0, "rerun": 5, "superseded": 1}
     now = inbox(shop)
     assert 2 not in now and sorted(now) == [3, 4, 5, 6, 7]
     gone = rows[2]["_dlq_sk"]

@@ -94,10 +94,6 @@ def inbox_select(
     ).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=ident("_j"))), copy=False)
 
 
-def _count(eng: Engine, query: exp.Expression) -> int:
-    return int(eng.fetch(query)[0][0])
-
-
 def _keys_of(table: str) -> exp.Select:
     return exp.select(col("_dlq_sk")).from_(exp.Table(this=ident(table)))
 
@@ -124,20 +120,6 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     select = inbox_select(quarantine, contract, ctx.partitions, eng.dialect, now)
     eng.create_table_as(T_NEW, select, temporary=True)
     new = exp.Table(this=ident(T_NEW))
-    # one aggregate for both counts: on Spark every query pays planning and code generation
-    n, distinct = (
-        int(v)
-        for v in eng.fetch(
-            exp.select(
-                exp.func("COUNT", exp.Star()),
-                exp.func("COUNT", exp.Distinct(expressions=[col("_dlq_sk")])),
-            ).from_(new.copy())
-        )[0]
-    )
-    if distinct != n:
-        raise LedgerError(
-            [LedgerViolation("dlq_key", f"{n - distinct} DLQ keys collide within one run")]
-        )
     if not eng.table_exists(tables.inbox):
         eng.create_table_as(tables.inbox, empty_like(exp.select(exp.Star()).from_(new.copy())))
     ensure_outbox(eng, tables)
@@ -150,7 +132,11 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
         .where(exp.and_(on_day, exp.Not(this=_in_keys("_dlq_sk", T_NEW))))
     )
     eng.create_table_as(T_GONE, gone, temporary=True)
-    superseded = _count(eng, exp.select(exp.func("COUNT", exp.Star())).from_(T_GONE))
+    n, distinct, matched, superseded = (int(v) for v in eng.fetch(_merge_counts(tables))[0])
+    if distinct != n:
+        raise LedgerError(
+            [LedgerViolation("dlq_key", f"{n - distinct} DLQ keys collide within one run")]
+        )
     if superseded:
         audit_insert(
             eng,
@@ -170,16 +156,33 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
         ):
             eng.execute(exp.delete(exp.Table(this=ident(table)), where=_in_keys(column, T_GONE)))
 
-    matched = _count(
-        eng,
-        exp.select(exp.func("COUNT", exp.Star()))
-        .from_(new.copy())
-        .where(_in_keys("_dlq_sk", tables.inbox)),
-    )
     eng.execute(merge_statement(tables.inbox, T_NEW, list(select.named_selects)))
     out = {"inserted": n - matched, "rerun": matched, "superseded": superseded}
     ctx.counts.dlq = out
     return out
+
+
+def _merge_counts(tables: DlqTables) -> exp.Select:
+    """The run's rows, their distinct keys, those already in the inbox (a rerun) and the
+    date's inbox rows the run no longer quarantines (superseded), in one query: on Spark
+    every query pays planning and code generation. The superseded rows leave the inbox
+    before the MERGE, but none of their keys is the run's, so counting the rerun keys
+    before they leave gives the same number."""
+    new = exp.Table(this=ident(T_NEW))
+
+    def scalar(query: exp.Select) -> exp.Subquery:
+        return exp.Subquery(this=query)
+
+    return exp.select(
+        exp.func("COUNT", exp.Star()),
+        exp.func("COUNT", exp.Distinct(expressions=[col("_dlq_sk")])),
+        scalar(
+            exp.select(exp.func("COUNT", exp.Star()))
+            .from_(new.copy())
+            .where(_in_keys("_dlq_sk", tables.inbox))
+        ),
+        scalar(exp.select(exp.func("COUNT", exp.Star())).from_(T_GONE)),
+    ).from_(new.copy())
 
 
 def merge_statement(inbox: str, source: str, columns: list[str]) -> exp.Merge:
