@@ -192,6 +192,14 @@ def test_retail_same_outcome_on_both_engines(retail):
     if model is not None:
         tables += [*model.dimensions, *model.facts, *model.marts]
     assert_same_outcome(retail, tables)
+    # the model's and the DLQ's counts (fact rows, unknown members, mart rows, inbox
+    # inserts) agree too; only the export's folder differs per variant
+    want = _without_paths(retail["duckdb"]["result"].metrics)
+    assert "dim_customer" in want["model"]["facts"]["fct_sales"]["unknown_member"]
+    assert all(want["model"]["marts"].values())
+    for variant in ("duckdb-delta", "spark"):
+        got = _without_paths(retail[variant]["result"].metrics)
+        assert (got["model"], got["dlq"]) == (want["model"], want["dlq"]), variant
     truth = retail["truth"]
     led = retail["spark"]["result"].metrics["ledger"]
     assert retail["spark"]["result"].metrics["table_versions"][o.clean] == 0
@@ -199,6 +207,13 @@ def test_retail_same_outcome_on_both_engines(retail):
     assert led["duplicates"] == truth["duplicates_dropped"]
     assert led["clean"] == truth["clean"]
     assert led["corrupt"] == truth["corrupt_lines"]
+
+
+def _without_paths(v: Any) -> Any:
+    """``v`` without its ``path`` entries (each variant exports to its own folder)."""
+    if isinstance(v, dict):
+        return {k: _without_paths(x) for k, x in v.items() if k != "path"}
+    return v
 
 
 def test_retail_export_same_on_both_engines(retail):

@@ -178,6 +178,50 @@ def test_fact_readback_counts_extra_copies_on_spark(spark, bucketed):
     assert tuple(int(v) for v in spark.sql(render(q, "spark")).collect()[0]) == (0, 0, 0)
 
 
+def _past_60():
+    """A stand-in for an unknown-member flag: the fact rows of the run past line 60."""
+    from sqlglot import exp
+
+    past = exp.GT(this=exp.column("_source_line"), expression=exp.Literal.number(60))
+    return exp.func(
+        "SUM",
+        exp.Case(
+            ifs=[exp.If(this=past, true=exp.Literal.number(1))], default=exp.Literal.number(0)
+        ),
+    )
+
+
+@pytest.mark.parametrize("engine_name", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+@pytest.mark.parametrize("run", [RUN, "no-such-run"])
+def test_fact_readback_carries_the_unknown_member_counts(engine_name, run, request):
+    """The unknown-member sums ride on the fact read-back's one scan, after the other
+    numbers, on both engines; a run without rows gives NULL sums (the caller's 0)."""
+    from sluicegate.compile.model import asof
+    from sluicegate.compile.render import render
+
+    rows = {"t_clean": CASES["overlapping"]["t_clean"] * 2, "t_dlq": CASES["overlapping"]["t_dlq"]}
+    q = asof.fact_readback(
+        "t_clean", "t_dlq", run, extra_copies=True, unknown=[_past_60(), _past_60()]
+    )
+    if engine_name == "duckdb":
+        eng = _outputs(rows)
+        try:
+            got = eng.fetch(q)[0]
+        finally:
+            eng.close()
+    else:
+        spark = request.getfixturevalue("spark")
+        for table, content in rows.items():
+            spark.createDataFrame(
+                content, "_source_file string, _source_line bigint, _run_id string"
+            ).createOrReplaceTempView(table)
+        got = tuple(spark.sql(render(q, "spark")).collect()[0])
+    past = sum(1 for _f, n, r in rows["t_clean"] if r == run and n > 60)
+    want = (*_fact_truth(rows), past, past) if run == RUN else (0, 0, 0, None, None)
+    assert tuple(None if v is None else int(v) for v in got) == want
+    assert run != RUN or past == 80
+
+
 def test_rows_without_a_line_number_are_not_waved_through():
     """Lineage is never NULL by construction; if it were, the rows must still be counted
     per file (the ledger compares those counts with the binding), not dropped."""

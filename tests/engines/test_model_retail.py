@@ -258,6 +258,8 @@ def test_retail_model_reconciles_with_truth_and_oracles(tmp_path: Path, feed):
         "mart_top_products",
         "mart_customer_running_revenue",
     }
+    for mart, rows in model["marts"].items():  # each mart's rows, counted apart
+        assert rows == wh.execute(f"SELECT count(*) FROM {mart}").fetchone()[0] > 0
 
     # the export: Hive layout, read in place by DuckDB and pyarrow, equal to the table
     base = root / "export" / "fct_sales"

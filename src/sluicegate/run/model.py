@@ -174,9 +174,10 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         _ensure_table(ctx, name, select, [col_.name for col_ in fact_columns(fact, c)])
         eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
+        sums, joins = asof.unknown_sums(fact)
         if eng.capabilities.bitmap_aggregate:
-            q = asof.fact_readback(name, c.outputs.clean, rid)
-            rows, clean = (int(v) for v in eng.fetch(q)[0])
+            q = asof.fact_readback(name, c.outputs.clean, rid, unknown=sums)
+            rows, clean, *unknown = (int(v or 0) for v in eng.fetch(q)[0])
             lineages = rows - lineage_readback(eng, [name], rid)[0]
         else:  # one query where each query is costly (Spark)
             q = asof.fact_readback(
@@ -185,8 +186,9 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
                 rid,
                 extra_copies=True,
                 bucketed=eng.capabilities.bucket_bitmaps,
+                unknown=sums,
             )
-            rows, clean, extra = (int(v) for v in eng.fetch(q)[0])
+            rows, clean, extra, *unknown = (int(v or 0) for v in eng.fetch(q)[0])
             lineages = rows - extra
         if not rows == lineages == clean:
             raise LedgerError(
@@ -198,25 +200,30 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
                 ]
             )
         fstats: dict[str, Any] = {"rows": rows}
-        unknown = asof.unknown_counts(name, fact, rid)
-        if unknown is not None:
-            q, names = unknown
-            fstats["unknown_member"] = dict(
-                zip(names, (int(v or 0) for v in eng.fetch(q)[0]), strict=True)
-            )
+        if joins:
+            fstats["unknown_member"] = dict(zip(joins, unknown, strict=True))
         path = export_path(name, fact, c)
         if path is not None:
             pe = _stage_export(ctx, name, fact, path, rows)
             fstats["export"] = {"path": str(pe.final), "rows": pe.rows}
             pending.append(pe)
         stats["facts"][name] = fstats
+    marts = []
     for mart in checks.compiled_marts(c):
         eng.create_table_as(mart.name, mart.query)
-        stats["marts"][mart.name] = int(
-            eng.fetch(exp.select(exp.func("COUNT", exp.Star())).from_(exp.to_table(mart.name)))[0][
-                0
-            ]
-        )
+        marts.append(mart.name)
+    if marts:  # every mart's rows in one query: on Spark each query is a planned job
+        counts = eng.fetch(
+            exp.select(
+                *[
+                    exp.Subquery(
+                        this=exp.select(exp.func("COUNT", exp.Star())).from_(exp.to_table(n))
+                    )
+                    for n in marts
+                ]
+            )
+        )[0]
+        stats["marts"].update({n: int(v) for n, v in zip(marts, counts, strict=True)})
     return pending
 
 

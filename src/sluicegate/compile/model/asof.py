@@ -223,44 +223,42 @@ def fact_readback(
     *,
     extra_copies: bool = False,
     bucketed: bool = False,
+    unknown: list[exp.Expression] | None = None,
 ) -> exp.Select:
-    """(fact rows, clean rows) of one run: facts must equal clean.
+    """(fact rows, clean rows[, extra copies], *unknown-member rows) of one run: facts
+    must equal clean.
 
     That no lineage is in the fact twice is a third number: with ``extra_copies`` it is
     a column of this one query (an engine where every query is costly, Spark), counted
     from bucketed bitmaps when ``bucketed`` (Spark's ``BITMAP_*`` functions) or by
     grouping the pairs; else the caller reads it apart (run/lineage_proof.py, DuckDB's
-    per-file bitmaps)."""
-
-    def rows(table: str) -> exp.Subquery:
-        return exp.Subquery(
-            this=exp.select(exp.func("COUNT", exp.Star()))
-            .from_(table_ref(table))
-            .where(exp.EQ(this=col("_run_id"), expression=lit(run_id)))
+    per-file bitmaps). ``unknown`` (:func:`unknown_sums`) are counted in the same scan of
+    the fact as its rows and come last."""
+    of_run = exp.EQ(this=col("_run_id"), expression=lit(run_id))
+    sums = unknown or []
+    fact = (
+        exp.select(
+            exp.alias_(exp.func("COUNT", exp.Star()), ident("_rows")),
+            *[exp.alias_(s, ident(f"_u{i}")) for i, s in enumerate(sums)],
         )
-
-    outs: list[exp.Expression] = [rows(fact_table), rows(clean_table)]
+        .from_(table_ref(fact_table))
+        .where(of_run)
+    )
+    clean = exp.select(exp.func("COUNT", exp.Star())).from_(table_ref(clean_table)).where(of_run)
+    outs: list[exp.Expression] = [col("_rows"), exp.Subquery(this=clean)]
     if extra_copies:
         overlaps = bucketed_overlaps if bucketed else lineage_overlaps
         outs.append(exp.Subquery(this=overlaps([fact_table], run_id)))
-    return exp.select(*outs)
+    outs += [col(f"_u{i}") for i in range(len(sums))]
+    return exp.select(*outs).from_(exp.Subquery(this=fact, alias=exp.TableAlias(this=ident("_f"))))
 
 
-def unknown_counts(fact_table: str, fact: Fact, run_id: str) -> tuple[exp.Select, list[str]] | None:
-    """One row: rows of this run that got the unknown member, per unknown-member join."""
+def unknown_sums(fact: Fact) -> tuple[list[exp.Expression], list[str]]:
+    """Per unknown-member join of ``fact``: the sum that counts the rows that got the
+    unknown member (for :func:`fact_readback`), and the join's name."""
     flags = [(j.name, unknown_flag(j)) for j in fact.joins if unknown_flag(j)]
-    if not flags:
-        return None
     sums = [
-        exp.func(
-            "SUM",
-            exp.Case(ifs=[exp.If(this=col(flag), true=lit(1))], default=lit(0)),
-        )
+        exp.func("SUM", exp.Case(ifs=[exp.If(this=col(flag), true=lit(1))], default=lit(0)))
         for _n, flag in flags
     ]
-    q = (
-        exp.select(*sums)
-        .from_(table_ref(fact_table))
-        .where(exp.EQ(this=col("_run_id"), expression=lit(run_id)))
-    )
-    return q, [n for n, _f in flags]
+    return sums, [n for n, _f in flags]
