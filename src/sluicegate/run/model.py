@@ -175,10 +175,10 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
         sums, joins = asof.unknown_sums(fact)
-        if eng.capabilities.bitmap_aggregate:
+        bitmaps = eng.capabilities.bitmap_aggregate  # DuckDB: extra copies read apart
+        if bitmaps:
             q = asof.fact_readback(name, c.outputs.clean, rid, unknown=sums)
-            rows, clean, *unknown = (int(v or 0) for v in eng.fetch(q)[0])
-            lineages = rows - lineage_readback(eng, [name], rid)[0]
+            rows, clean, *unknown = eng.fetch(q)[0]
         else:  # one query where each query is costly (Spark)
             q = asof.fact_readback(
                 name,
@@ -188,8 +188,12 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
                 bucketed=eng.capabilities.bucket_bitmaps,
                 unknown=sums,
             )
-            rows, clean, extra, *unknown = (int(v or 0) for v in eng.fetch(q)[0])
-            lineages = rows - extra
+            rows, clean, extra, *unknown = eng.fetch(q)[0]
+        rows, clean = int(rows), int(clean)  # counts are never NULL: a NULL raises here
+        if bitmaps:
+            lineages = rows - lineage_readback(eng, [name], rid)[0]
+        else:
+            lineages = rows - int(extra)
         if not rows == lineages == clean:
             raise LedgerError(
                 [
@@ -200,8 +204,8 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
                 ]
             )
         fstats: dict[str, Any] = {"rows": rows}
-        if joins:
-            fstats["unknown_member"] = dict(zip(joins, unknown, strict=True))
+        if joins:  # a run without fact rows sums to NULL: none got the unknown member
+            fstats["unknown_member"] = {j: int(v or 0) for j, v in zip(joins, unknown, strict=True)}
         path = export_path(name, fact, c)
         if path is not None:
             pe = _stage_export(ctx, name, fact, path, rows)
