@@ -61,6 +61,11 @@ CASES = {
         "t_dlq": [("a.json", n, RUN) for n in (-32767, 2, 65536, 65537)],
         "t_dup": [("a.json", 32769, RUN), ("a.json", -32768, RUN)],  # two extra copies
     },
+    "no line number": {  # never by construction; one group of two, as the pairs count it
+        "t_clean": [("a.json", None, RUN), ("a.json", None, RUN), ("a.json", 5, RUN)],
+        "t_dlq": [("b.json", None, RUN)],
+        "t_dup": [],
+    },
 }
 
 
@@ -106,19 +111,9 @@ def test_bitmaps_are_used_while_small_and_pairs_beyond(monkeypatch):
         eng.close()
 
 
-SPARK_CASES = {
-    **CASES,
-    "no line number": {  # never by construction; one group of two, as the pairs count it
-        "t_clean": [("a.json", None, RUN), ("a.json", None, RUN), ("a.json", 5, RUN)],
-        "t_dlq": [("b.json", None, RUN)],
-        "t_dup": [],
-    },
-}
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("query", ["lineage_bucket_bitmaps", "lineage_summary"])
-@pytest.mark.parametrize("case", list(SPARK_CASES))
+@pytest.mark.parametrize("case", list(CASES))
 def test_readback_queries_run_on_spark(case, query, spark):
     """Both Spark forms (the bucketed bitmaps a run uses, the grouped pairs any engine
     can run), rendered for Spark, run there and give the independent counts: per file,
@@ -126,7 +121,7 @@ def test_readback_queries_run_on_spark(case, query, spark):
     from sluicegate.compile import ledger as ledger_c
     from sluicegate.compile.render import render
 
-    rows = SPARK_CASES[case]
+    rows = CASES[case]
     for table, content in rows.items():
         spark.createDataFrame(
             content, "_source_file string, _source_line bigint, _run_id string"

@@ -75,14 +75,29 @@ def lineage_bitmaps(tables: list[str], run_id: str, low: int, high: int) -> exp.
     """
     rows = exp.func("COUNT", exp.Star())
     bits = exp.func(
-        "BIT_COUNT",
-        exp.func("BITSTRING_AGG", col("_source_line"), lit(low), lit(high)),
+        "COALESCE",
+        exp.func(
+            "BIT_COUNT",
+            exp.func("BITSTRING_AGG", col("_source_line"), lit(low), lit(high)),
+        ),
+        exp.Literal.number(0),
     )
+    # lines that are NULL (never, by construction) are one more distinct value, as the
+    # grouped pairs count them; BITSTRING_AGG skips them (NULL for a file of only NULLs)
+    null_line = (
+        exp.Case()
+        .when(
+            exp.LT(this=exp.func("COUNT", col("_source_line")), expression=rows.copy()),
+            exp.Literal.number(1),
+        )
+        .else_(exp.Literal.number(0))
+    )
+    distinct = exp.Add(this=bits, expression=null_line)
     return (
         exp.select(
             col("_source_file"),
             rows,
-            exp.Sub(this=rows.copy(), expression=bits),
+            exp.Sub(this=rows.copy(), expression=exp.Paren(this=distinct)),
             *_per_table_rows(tables),
         )
         .from_(_run_lineage(tables, run_id, "_source_file", "_source_line", tagged=True))

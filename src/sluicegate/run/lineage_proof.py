@@ -56,8 +56,8 @@ def output_readback(eng: Engine, tables: list[str], run_id: str) -> Readback:
     else:
         rows = eng.fetch(ledger_c.lineage_summary(tables, run_id))
     return Readback(
-        written={t: sum(int(r[3 + i] or 0) for r in rows) for i, t in enumerate(tables)},
-        extra=sum(int(r[2] or 0) for r in rows),
+        written={t: sum(int(r[3 + i]) for r in rows) for i, t in enumerate(tables)},
+        extra=sum(int(r[2]) for r in rows),
         files={r[0]: int(r[1]) for r in rows},
     )
 
