@@ -9,6 +9,7 @@ SCALE ?= 1m
 JARS := .jars/spark/.fetched
 CHROMIUM ?= /usr/bin/chromium
 KAFKA_JARS := .jars/kafka/.fetched
+CDS := .jars/cds/driver.jsa
 PEERS := pandera pointblank soda
 
 .DEFAULT_GOAL := help
@@ -47,15 +48,21 @@ $(KAFKA_JARS): jvm/kafka/pom.xml jvm/settings.xml
 	mvn -q -B -s jvm/settings.xml -f jvm/kafka/pom.xml dependency:copy-dependencies
 	@touch $@
 
+# One training run whose driver JVM archives the classes it loaded; local Spark sessions
+# then map them instead of loading and verifying them again (engines/spark_cds.py).
+$(CDS): $(DEV_STAMP) $(JARS) scripts/spark_cds.py
+	$(BIN)/python scripts/spark_cds.py --out $@
+
+spark-cds: $(CDS) ## Build the JVM class archive local Spark sessions start from (one ~2 min training run)
 kafka-jars: $(KAFKA_JARS) ## Fetch the Apache Kafka broker (KRaft) the Kafka tests and benchmark start, into .jars/kafka
-jars: $(JARS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/
+jars: $(JARS) $(CDS) ## Fetch the JVM jars Spark sessions need (Delta, Iceberg, hadoop-aws, Kafka, JDBC) into .jars/, and build their class archive
 install: $(STAMP) ## Create .venv and install sluicegate
 dev: $(DEV_STAMP) ## Create .venv and install with the dev and spark extras
 
 demo: $(STAMP) ## Generate a hostile sample feed and run the whole pipeline on DuckDB
 	$(BIN)/sluicegate demo --dir .demo
 
-test: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) browser ## Run the whole test suite (layers, unit, DuckDB, browser, Spark, Kafka, Flink, Dagster, Prefect)
+test: $(DEV_STAMP) $(JARS) $(CDS) $(KAFKA_JARS) browser ## Run the whole test suite (layers, unit, DuckDB, browser, Spark, Kafka, Flink, Dagster, Prefect)
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_graph.py
 	$(BIN)/python -m pytest -m "not spark and not flink and not orchestrator" -q
@@ -80,7 +87,7 @@ format: $(DEV_STAMP) ## ruff format
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
-bench: $(DEV_STAMP) $(JARS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines, then the peers (SCALE=1m|5m|10m)
+bench: $(DEV_STAMP) $(JARS) $(CDS) $(KAFKA_JARS) ## Benchmark vs the hand-written DuckDB and seed-style Spark pipelines, then the peers (SCALE=1m|5m|10m)
 	$(BIN)/python benchmarks/run_bench.py --scale $(SCALE)
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
@@ -101,4 +108,4 @@ bench-compare: ## Print the last `make bench` run against the committed benchmar
 clean: ## Remove build and demo artefacts (keeps .venv)
 	rm -rf .demo .pytest_cache .ruff_cache build dist src/*.egg-info
 
-.PHONY: help browser report-screenshot jars kafka-jars install dev demo test test-fast lint format bench bench-compare bench-peers peer-venvs clean
+.PHONY: help browser report-screenshot jars spark-cds kafka-jars install dev demo test test-fast lint format bench bench-compare bench-peers peer-venvs clean

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import EngineUnavailable, UsageError
+from .spark_cds import driver_flags
 from .spark_jars import DELTA_EXTENSION, has_delta, lakehouse_config
 
 DEFAULT_MASTER = "local[*]"
@@ -103,7 +104,8 @@ def local_defaults(
       5,000-line run launch 2,200 tasks (20 CPU s of task overhead; 8.6 CPU s with 4).
       Adaptive query execution (on by default) still coalesces and splits partitions.
     * ``spark.driver.memory``: :data:`LOCAL_DRIVER_MEMORY` (capped at half the RAM).
-    * ``spark.driver.extraJavaOptions``: the log4j2 file and :data:`LOCAL_JVM`.
+    * ``spark.driver.extraJavaOptions``: the log4j2 file, :data:`LOCAL_JVM` and the
+      class-data-sharing archive when there is one (``spark_cds``).
 
     Anything in ``options`` (the contract's ``engine.options``) wins; so does
     ``SPARK_DRIVER_MEMORY`` in the environment.
@@ -125,7 +127,9 @@ def local_defaults(
             ram = 2 * LOCAL_DRIVER_MEMORY
         out["spark.driver.memory"] = f"{max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2)) >> 20}m"
     java = quiet_driver_options()["spark.driver.extraJavaOptions"]
-    out["spark.driver.extraJavaOptions"] = f"{java} {LOCAL_JVM}"
+    out["spark.driver.extraJavaOptions"] = " ".join(
+        f for f in (java, LOCAL_JVM, driver_flags(env)) if f
+    )
     return {k: v for k, v in out.items() if k not in options}
 
 

@@ -117,3 +117,22 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
         "local[2]", {}, {"SPARK_DRIVER_MEMORY": "2g"}
     )
     assert local_defaults("spark://h:7077", {}, {}) == {}
+
+
+def test_local_sessions_map_the_class_archive_when_there_is_one(tmp_path):
+    from sluicegate.engines.spark_cds import ENV_CDS, driver_flags
+    from sluicegate.engines.spark_session import local_defaults
+
+    archive = tmp_path / "driver.jsa"
+    assert driver_flags({ENV_CDS: str(archive)}) == ""  # not built (yet): no flag
+    archive.write_bytes(b"x")
+    flags = driver_flags({ENV_CDS: str(archive)})
+    assert f"-XX:SharedArchiveFile={archive}" in flags and "-Xlog:cds=off" in flags
+    java = local_defaults("local[2]", {}, {ENV_CDS: str(archive)})["spark.driver.extraJavaOptions"]
+    assert flags in java
+    assert "SharedArchiveFile" not in local_defaults("local[2]", {}, {ENV_CDS: ""}).get(
+        "spark.driver.extraJavaOptions", ""
+    )
+    spaced = tmp_path / "a b.jsa"
+    spaced.write_bytes(b"x")
+    assert driver_flags({ENV_CDS: str(spaced)}) == ""  # one Java option cannot hold a space
