@@ -103,6 +103,21 @@ class Engine(ABC):
     ) -> None:
         """(Re)create ``table`` from ``query``."""
 
+    def create_table_counted(self, table: str, query: exp.Expression) -> int:
+        """(Re)create ``table`` from ``query`` and return how many rows it holds.
+
+        A table's row count is the first read of a table just written; an engine whose
+        write counts its rows as it writes them (Spark: an observed write) saves that
+        read, the rest count the new table."""
+        self.create_table_as(table, query)
+        return self.count_rows(table)
+
+    def count_rows(self, table: str) -> int:
+        """``SELECT COUNT(*) FROM table``."""
+        return int(
+            self.fetch(exp.select(exp.func("COUNT", exp.Star())).from_(exp.to_table(table)))[0][0]
+        )
+
     @abstractmethod
     def table_exists(self, table: str) -> bool: ...
 

@@ -268,6 +268,20 @@ class DeltaTx(SparkStoreTx):
         else:
             self._write_whole(name, content)
 
+    def create_counted(self, name: str, content: DataFrame) -> int | None:
+        """The shadow's one write counts its rows as it passes them (an ``Observation``
+        on the write's only action): the count a first read of the new table would give,
+        without that read (0.5-0.85 s per table on a 1M-line run)."""
+        if _is_empty_plan(content):  # nothing runs, so nothing would be observed
+            self.create(name, content)
+            return 0
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+
+        seen = Observation()
+        self.create(name, content.observe(seen, F.count(F.lit(1)).alias("rows")))
+        return int(seen.get["rows"])
+
     def _write_whole(self, name: str, content: DataFrame) -> None:
         """The shadow's one commit: ``content`` whole, with the marker (and, for a DLQ
         table, the change data feed its publish would give it)."""

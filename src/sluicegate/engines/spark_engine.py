@@ -226,6 +226,14 @@ class SparkEngine(Engine):
         with self._clock.timed(self._sql_of(query)), self._sized(query):
             self._create_table_as(table, query, temporary=temporary)
 
+    def create_table_counted(self, table: str, query: exp.Expression) -> int:
+        with self._clock.timed(self._sql_of(query)), self._sized(query):
+            df = self._df(query)
+            with self._autocommit():
+                rows = self._tx.create_counted(table, df)
+                self._stage_view(table)
+        return self.count_rows(table) if rows is None else rows
+
     def _create_table_as(self, table: str, query: exp.Expression, *, temporary: bool) -> None:
         df = self._df(query)
         if temporary:

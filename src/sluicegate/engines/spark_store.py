@@ -43,6 +43,12 @@ class SparkStoreTx(ABC):
     def create(self, name: str, content: DataFrame) -> None:
         """CREATE OR REPLACE ``name`` as ``content``."""
 
+    def create_counted(self, name: str, content: DataFrame) -> int | None:
+        """:meth:`create`, and the rows written when the write itself counted them
+        (None: the caller counts the table)."""
+        self.create(name, content)
+        return None
+
     @abstractmethod
     def drop(self, name: str) -> None: ...
 

@@ -112,6 +112,26 @@ def test_dml_means_the_same(open_test_engine, engine_name, sql, want):
     assert read(eng) == [(k, s, day(d), n) for k, s, d, n in want]
 
 
+@every_store
+def test_a_created_table_reports_the_rows_it_holds(open_test_engine, engine_name, monkeypatch):
+    """``create_table_counted``: the count a later COUNT(*) reads, inside a transaction and
+    alone, for rows and for a plan that is empty. On Spark + Delta the write counts its
+    own rows: no COUNT query runs (``fetch`` is made to fail)."""
+    eng = open_test_engine()
+    if engine_name == "spark":
+        monkeypatch.setattr(eng, "fetch", lambda *_a: pytest.fail("a COUNT query ran"))
+    three = rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30))
+    empty = three.copy().where(exp.false())
+    with eng.transaction():
+        assert eng.create_table_counted("t", three) == 3
+        assert eng.create_table_counted("u", empty) == 0
+        assert eng.create_table_counted("t", three.copy().limit(2)) == 2  # a replace
+    assert eng.create_table_counted("v", three) == 3  # its own transaction
+    monkeypatch.undo()
+    for table, want in {"t": 2, "u": 0, "v": 3}.items():  # what the counts claimed
+        assert eng.fetch(exp.select("COUNT(*)").from_(table))[0][0] == want
+
+
 # -- Delta (DuckDB + delta-rs, Spark + delta-spark): one commit per table, crash repair --------------
 
 delta_engines = pytest.mark.parametrize(
