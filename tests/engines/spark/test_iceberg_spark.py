@@ -182,3 +182,27 @@ def test_wap_main_untouched_until_fast_forward_then_recovered(orders, monkeypatc
         assert output_rows(orders, "spark-iceberg", table) == duckdb_table(
             orders["duckdb"]["warehouse"], table
         ), table
+
+
+def test_a_created_table_counts_its_rows_on_iceberg(orders):
+    """Iceberg's write does not count its rows: ``create_table_counted`` reads the staged
+    table instead, inside the transaction, and the count is what pyiceberg reads."""
+    import sqlglot
+
+    from sluicegate.engines import open_engine
+
+    tmp = orders["tmp"]
+    spec = resolve("lake", f"sqlite:///{tmp / 'catalog.db'}", str(tmp / "iceberg"), str(tmp))
+    eng = open_engine(
+        "spark", str(tmp / "counted"), table_format="iceberg", iceberg=(spec, "counted")
+    )
+    try:
+        query = sqlglot.parse_one("SELECT id FROM (VALUES (1), (2), (3)) AS v(id)", read="duckdb")
+        with eng.transaction():
+            assert eng.create_table_counted("three", query) == 3
+        assert eng.create_table_counted("none", query.copy().where("id > 3")) == 0
+    finally:
+        eng.close()
+    cat = _cat(orders)
+    assert cat.load_table("counted.three").scan().to_arrow().num_rows == 3
+    assert cat.load_table("counted.none").scan().to_arrow().num_rows == 0
