@@ -1,10 +1,11 @@
 """The class-data-sharing archive a local Spark driver starts from.
 
 A local run spends seconds of its start, and of every first use of Delta, Parquet and
-the query compiler later on, loading and verifying ~30,000 JVM classes from jars. A
+the query compiler later on, loading and verifying JVM classes from jars. A
 dynamic CDS archive (JDK 13+) holds those classes already parsed and verified; the JVM
 maps it and skips the work. Measured on a 20,000-line retail run on ``local[2]``
-(docs/spark.md, "Local mode defaults"): 82-84 s without, 70 s with.
+(docs/spark.md, "Local mode defaults"): 82-84 s without, 70 s with; at 1M lines the
+saving is inside the host's noise.
 
 ``make jars`` builds the archive with one training run (``scripts/spark_cds.py``) into
 ``.jars/cds/driver.jsa`` of the source checkout; ``SLUICEGATE_SPARK_CDS`` names another
