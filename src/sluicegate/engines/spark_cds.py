@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
+
+from .spark_jars import checkout_jars
 
 ENV_CDS = "SLUICEGATE_SPARK_CDS"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -33,7 +34,7 @@ def archive_path(environ: Mapping[str, str] | None = None) -> str | None:
     if ENV_CDS in env:
         path = env[ENV_CDS]
     else:
-        path = str(Path(__file__).resolve().parents[3] / ".jars" / "cds" / "driver.jsa")
+        path = str(checkout_jars() / "cds" / "driver.jsa")
     return path if path and os.path.isfile(path) else None
 
 

@@ -228,20 +228,26 @@ class SparkEngine(Engine):
 
     def create_table_counted(self, table: str, query: exp.Expression) -> int:
         with self._clock.timed(self._sql_of(query)), self._sized(query):
-            df = self._df(query)
-            with self._autocommit():
-                rows = self._tx.create_counted(table, df)
-                self._stage_view(table)
+            rows = self._create_table_as(table, query, temporary=False, counted=True)
         return self.count_rows(table) if rows is None else rows
 
-    def _create_table_as(self, table: str, query: exp.Expression, *, temporary: bool) -> None:
+    def _create_table_as(
+        self, table: str, query: exp.Expression, *, temporary: bool, counted: bool = False
+    ) -> int | None:
+        """Create ``table``; when ``counted``, the rows written if the store's write
+        counted them (None: it did not, or was not asked to)."""
         df = self._df(query)
         if temporary:
             self._temp_view(table, df, cache=True)
-            return
+            return None
         with self._autocommit():
-            self._tx.create(table, df)
+            if counted:
+                rows = self._tx.create_counted(table, df)
+            else:
+                rows = None
+                self._tx.create(table, df)
             self._stage_view(table)
+        return rows
 
     def table_exists(self, table: str) -> bool:
         if table in self._temps:

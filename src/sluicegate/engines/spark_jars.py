@@ -25,12 +25,18 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
+def checkout_jars() -> Path:
+    """``.jars`` of the source checkout: where ``make jars`` puts the jars (``spark/``,
+    ``kafka/``) and the driver's class archive (``cds/``) a local run uses."""
+    return Path(__file__).resolve().parents[3] / ".jars"
+
+
 def jars_folder(environ: Mapping[str, str] | None = None) -> str | None:
     """The folder of jars to hand to Spark, or None."""
     env = os.environ if environ is None else environ
     if ENV_JARS in env:
         return env[ENV_JARS] or None
-    checkout = Path(__file__).resolve().parents[3] / ".jars" / "spark"
+    checkout = checkout_jars() / "spark"
     return str(checkout) if checkout.is_dir() else None
 
 

@@ -104,13 +104,11 @@ def kafka_source_jars() -> str:
     """``spark.jars`` for the Kafka source: from ``$SLUICEGATE_SPARK_JARS`` (a folder) or
     the checkout's ``.jars/spark`` that ``make jars`` fills (jvm/spark/pom.xml)."""
     import os
-    from pathlib import Path
 
     from ..errors import EngineUnavailable
+    from .spark_jars import checkout_jars
 
-    folder = Path(
-        os.environ.get(JARS_ENV) or Path(__file__).resolve().parents[3] / ".jars" / "spark"
-    )
+    folder = Path(os.environ.get(JARS_ENV) or checkout_jars() / "spark")
     found = [str(p) for prefix in KAFKA_JARS for p in sorted(folder.glob(f"{prefix}*.jar"))[-1:]]
     if len(found) != len(KAFKA_JARS):
         raise EngineUnavailable(

@@ -61,6 +61,7 @@ from .lineage_proof import lineage_readback
 from .state import T_QUARANTINED
 
 if TYPE_CHECKING:
+    from ..engines import Engine
     from .state import RunContext
 
 
@@ -175,25 +176,7 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         eng.execute(out_c.delete_run(name, day, run_id=ctx.replace_run_id))
         eng.execute(out_c.insert_into(name, select))
         sums, joins = asof.unknown_sums(fact)
-        bitmaps = eng.capabilities.bitmap_aggregate  # DuckDB: extra copies read apart
-        if bitmaps:
-            q = asof.fact_readback(name, c.outputs.clean, rid, unknown=sums)
-            rows, clean, *unknown = eng.fetch(q)[0]
-        else:  # one query where each query is costly (Spark)
-            q = asof.fact_readback(
-                name,
-                c.outputs.clean,
-                rid,
-                extra_copies=True,
-                bucketed=eng.capabilities.bucket_bitmaps,
-                unknown=sums,
-            )
-            rows, clean, extra, *unknown = eng.fetch(q)[0]
-        rows, clean = int(rows), int(clean)  # counts are never NULL: a NULL raises here
-        if bitmaps:
-            lineages = rows - lineage_readback(eng, [name], rid)[0]
-        else:
-            lineages = rows - int(extra)
+        rows, clean, lineages, unknown = _fact_readback(eng, name, c.outputs.clean, rid, sums)
         if not rows == lineages == clean:
             raise LedgerError(
                 [
@@ -218,6 +201,30 @@ def publish_model(ctx: RunContext) -> list[PendingExport]:
         # each scalar subquery is its own job; benchmarks/RESULTS.md)
         stats["marts"][mart.name] = eng.create_table_counted(mart.name, mart.query)
     return pending
+
+
+def _fact_readback(
+    eng: Engine, fact: str, clean: str, run_id: str, sums: list[exp.Expression]
+) -> tuple[int, int, int, list[Any]]:
+    """The fact's rows, this run's clean rows, the fact's distinct lineages and the
+    unknown-member sums, read back from the written tables. DuckDB reads the extra
+    copies apart, from per-file bitmaps; where each query is costly (Spark) one query
+    gives all four."""
+    if eng.capabilities.bitmap_aggregate:
+        q = asof.fact_readback(fact, clean, run_id, unknown=sums)
+        rows, clean_rows, *unknown = eng.fetch(q)[0]
+        rows = int(rows)  # counts are never NULL: a NULL raises here
+        return rows, int(clean_rows), rows - lineage_readback(eng, [fact], run_id)[0], unknown
+    q = asof.fact_readback(
+        fact,
+        clean,
+        run_id,
+        extra_copies=True,
+        bucketed=eng.capabilities.bucket_bitmaps,
+        unknown=sums,
+    )
+    rows, clean_rows, extra, *unknown = eng.fetch(q)[0]
+    return int(rows), int(clean_rows), int(rows) - int(extra), unknown
 
 
 def _publish_dimension(ctx: RunContext, name: str) -> None:
