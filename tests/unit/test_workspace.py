@@ -68,7 +68,7 @@ def test_duckdb_runs_stage_and_readers_wait_read_only(tmp_path):
     loaded = load_contract(copy_orders_example(tmp_path / "o") / "contract.yml")
     assert engine_options(loaded) == (
         "duckdb",
-        {"memory_limit": "800MB", "staging": True, "wait_seconds": 60.0},
+        {"memory_limit": "800MB", "sized_by_input": True, "staging": True, "wait_seconds": 60.0},
     )
     assert engine_options(loaded, Access.READ, wait_seconds=5) == (
         "duckdb",

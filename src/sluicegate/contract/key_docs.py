@@ -41,7 +41,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "name": "duckdb (embedded, the default) or spark.",
         "master": "Spark master URL: local[*], local[4], spark://host:7077.",
         "remote": "Spark Connect server URL: sc://host:15002.",
-        "memory_limit": "DuckDB's buffer limit (default 800MB); beyond it DuckDB spills to <warehouse>.tmp.",
+        "memory_limit": "DuckDB's buffer limit (default 800MB, 1500MB for an input of 512 MiB or more); beyond it DuckDB spills to <warehouse>.tmp.",
         "threads": "DuckDB threads (default: all cores).",
         "options": "Engine settings passed through as text (Spark configuration keys, for example).",
     },

@@ -52,6 +52,13 @@ class Engine(ABC):
     #: what the last ``commit`` published (table versions where the format has them)
     last_commit: CommitResult | None = None
 
+    def size_for_input(self, input_bytes: int) -> str | None:
+        """Size what the engine buffers in memory to the run's bound input
+        (``input_bytes``, known after the bind and before the first heavy statement).
+        Returns the memory limit now in force, for the run's metrics; None where the
+        engine sizes nothing itself (a Spark session's memory is set when it starts)."""
+        return None
+
     def change_feed(self, table: str) -> list[dict[str, Any]]:
         """Every row-level change of durable ``table`` since its creation, oldest first:
         the row's columns plus ``_change_type`` (insert, update_preimage,

@@ -50,6 +50,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
         *,
         read_only: bool = False,
         memory_limit: str | None = None,
+        sized_by_input: bool = False,
         threads: int | None = None,
         temp_directory: str | None = None,
         staging: bool = False,
@@ -80,6 +81,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
         super().__init__(
             ":memory:",
             memory_limit=memory_limit,
+            sized_by_input=sized_by_input,
             threads=threads,
             temp_directory=temp_directory,
             profile=profile,

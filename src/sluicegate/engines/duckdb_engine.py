@@ -54,6 +54,7 @@ class DuckDBEngine(Engine):
         *,
         read_only: bool = False,
         memory_limit: str | None = None,
+        sized_by_input: bool = False,
         threads: int | None = None,
         temp_directory: str | None = None,
         staging: bool = False,
@@ -69,8 +70,12 @@ class DuckDBEngine(Engine):
         a lock conflict (another process holds the file) with backoff before giving up.
         ``profile=True`` times every statement into :attr:`profile` (``run --profile``).
         ``s3``: the ``object_store.S3Settings`` ``s3://`` sources are read with.
+        ``sized_by_input=True``: ``memory_limit`` is a default that :meth:`size_for_input`
+        may raise for a large input (engines/duckdb_memory.py); False keeps it as given.
         """
         self.warehouse = warehouse
+        self.memory_limit = memory_limit
+        self._sized_by_input = sized_by_input
         self.s3 = s3
         self.staging = staging and warehouse != ":memory:"
         self.wait_seconds = wait_seconds
@@ -105,6 +110,20 @@ class DuckDBEngine(Engine):
         if profile:
             self.profile = []
             self.con = _TimedConnection(self.con, self)  # type: ignore[assignment]
+
+    def size_for_input(self, input_bytes: int) -> str | None:
+        """Raise the default buffer for a large input (engines/duckdb_memory.py)."""
+        from .duckdb_memory import buffer_for_input
+
+        if self._sized_by_input:
+            limit = buffer_for_input(input_bytes)
+            if limit != self.memory_limit:
+                setting = exp.EQ(
+                    this=exp.column("memory_limit"), expression=exp.Literal.string(limit)
+                )
+                self.execute(exp.Set(expressions=[exp.SetItem(this=setting)]))
+                self.memory_limit = limit
+        return self.memory_limit
 
     # -- execution -------------------------------------------------------------
     def _sql(self, statement: exp.Expression | str) -> str:

@@ -14,11 +14,11 @@ from typing import Any
 from ..contract.models import EngineSection
 from ..contract.secret import reveal
 
-#: DuckDB's buffer limit when the contract sets no ``engine.memory_limit``. DuckDB's own
-#: default is 80% of RAM, so a run grew with its input (2 GiB at 1M lines) instead of
-#: spilling to the warehouse's ``.tmp`` folder; 800MB kept a 1M-line run under 1 GiB of
-#: RSS for ~5% more CPU (benchmarks/RESULTS.md). Raise it to trade memory for speed.
-DEFAULT_MEMORY_LIMIT = "800MB"
+# DuckDB's buffer limit when the contract sets no ``engine.memory_limit``, raised for a
+# large bound input (engines/duckdb_memory.py says why and by how much)
+from .duckdb_memory import DEFAULT_MEMORY_LIMIT
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "Access", "contract_options"]
 
 
 class Access(Enum):
@@ -37,6 +37,8 @@ def contract_options(
         if access is Access.RUN:
             return {
                 "memory_limit": cfg.memory_limit or DEFAULT_MEMORY_LIMIT,
+                # no limit of the contract's own: the bind's input size may raise it
+                "sized_by_input": cfg.memory_limit is None,
                 "threads": cfg.threads,
                 # heavy work in memory; the warehouse file is held only while publishing
                 "staging": True,

@@ -94,6 +94,7 @@ def build_metrics(
         "timings": {**ctx.timings, "total": round(elapsed, 4)},
         "rows_per_second": round(raw / elapsed, 1) if elapsed else None,
         "peak_rss_bytes": peak_rss_bytes(),
+        "memory_limit": ctx.memory_limit,  # the engine's buffer, sized at the bind
         "outputs": {
             "warehouse": str(Workspace(ctx.loaded).warehouse),
             "clean": c.outputs.clean,

@@ -97,6 +97,9 @@ class RunContext:
     partitions: list[str] = field(default_factory=list)
     reference_tables: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: the engine's memory limit once sized to the bound input (None: the engine sizes
+    #: nothing itself; engines/duckdb_memory.py)
+    memory_limit: str | None = None
     #: the run's counts, as the metrics and facts report them (run/counts.py)
     counts: RunCounts = field(default_factory=RunCounts)
     drift: list[dict[str, Any]] = field(default_factory=list)
