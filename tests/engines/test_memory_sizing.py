@@ -41,6 +41,21 @@ def test_the_buffer_grows_with_a_large_input_only(input_bytes, physical, limit):
     assert buffer_for_input(input_bytes, physical) == limit
 
 
+def test_a_containers_limit_counts_when_it_is_smaller(tmp_path):
+    v2, v1, junk = tmp_path / "memory.max", tmp_path / "limit_in_bytes", tmp_path / "junk"
+    v2.write_text("max\n")  # cgroup v2 without a limit
+    v1.write_text("9223372036854771712\n")  # cgroup v1 without a limit
+    junk.write_text("lots\n")
+    machine = duckdb_memory.memory_available(())
+    assert machine and machine > 0
+    files = (str(v2), str(v1), str(junk), str(tmp_path / "absent"))
+    assert duckdb_memory.memory_available(files) == machine
+    v2.write_text(f"{2 * GiB}\n")  # a 2 GiB pod
+    assert duckdb_memory.memory_available(files) == min(machine, 2 * GiB)
+    pod = duckdb_memory.memory_available((str(v2),))
+    assert buffer_for_input(LARGE, pod) == "800MB"
+
+
 def _setting(engine) -> str:  # noqa: ANN001 - what DuckDB itself reports
     return engine.fetch("SELECT current_setting('memory_limit')")[0][0]
 
