@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..contract.models import Contract
-from .render import col, ident, lit
+from .render import col, ident, lineage_file, lit
 from .rules import CompiledRule
 
 RUN_COLUMNS = ["_run_id", "_logical_date"]
@@ -43,7 +43,7 @@ def clean_select(
     return (
         exp.select(
             *cols,
-            col("_source_file"),
+            lineage_file(),
             col("_source_line"),
             *extra,
             *run_columns(run_id, logical_date),
@@ -62,7 +62,7 @@ def quarantine_select(
     return (
         exp.select(
             *cols,
-            col("_source_file"),
+            lineage_file(),
             col("_source_line"),
             col("_reason"),
             col("_failed_rules"),
@@ -82,9 +82,9 @@ def duplicates_select(
     return (
         exp.select(
             *cols,
-            col("_source_file"),
+            lineage_file(),
             col("_source_line"),
-            col("_kept_source_file"),
+            lineage_file("_kept_source_file"),
             col("_kept_source_line"),
             col("_rescued_data"),
             *run_columns(run_id, logical_date),

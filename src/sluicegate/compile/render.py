@@ -86,3 +86,10 @@ def lit(value: object) -> exp.Expression:
 def is_true(e: exp.Expression) -> exp.Expression:
     """``(e) IS TRUE``: FALSE and NULL both fail — the one null semantics of every rule."""
     return exp.Is(this=exp.paren(e, copy=False), expression=exp.true())
+
+
+def lineage_file(name: str = "_source_file") -> exp.Expression:
+    """A lineage path column as text. An engine may hold it as another type while a run
+    works (DuckDB: an ``ENUM`` of the bound files, engines/duckdb_inputs.py); the
+    published tables always store the path as ``VARCHAR``."""
+    return exp.alias_(exp.cast(col(name), "VARCHAR"), ident(name))

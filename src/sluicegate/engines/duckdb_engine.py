@@ -151,7 +151,9 @@ class DuckDBEngine(Engine):
 
         cursors = self._threads() if self.staging and not self._attached else 1
         load = partial(load_lines, self.con, self.render, table=table, cursors=cursors)
-        if self._remote(files, table, load):
+        # local copies of s3:// files get their URL as _source_file afterwards (an UPDATE
+        # that an ENUM of the local paths could not hold)
+        if self._remote(files, table, partial(load, enum_files=False)):
             return
         wall, cpu = time.perf_counter(), time.process_time()
         load(files)

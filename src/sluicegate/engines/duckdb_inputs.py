@@ -106,6 +106,35 @@ def create_temp(table: str, query: exp.Expression, kind: str = "TABLE") -> exp.C
     )
 
 
+def file_enum(files: Sequence[str]) -> exp.DataType:
+    """An ``ENUM`` of the bound paths in byte order: the type of ``_source_file``.
+
+    A path is one of a run's few files but is repeated on every line: as ``VARCHAR`` the
+    lines relation and the typed relation copy ~80 bytes per row, and every sort and join
+    on the lineage (the dedupe ranking, the typed relation's partition join) compares
+    long strings with a shared prefix. An ``ENUM`` holds one small integer per row,
+    orders like the path (its values are sorted; UTF-8 byte order is code point order),
+    compares equal to the path as text, and is cast to ``VARCHAR`` where a row leaves
+    the engine (compile/outputs.py), so no output ever carries it.
+    """
+    return exp.DataType(
+        this=exp.DataType.Type.ENUM,
+        expressions=[exp.Literal.string(f) for f in sorted(set(files))],
+    )
+
+
+def _as_file_enum(query: exp.Expression, files: Sequence[str]) -> exp.Expression:
+    """``query`` (``_LINES`` or ``_NO_LINES``) with its ``_source_file`` cast to
+    :func:`file_enum` where it is first named."""
+    typed = query.copy()
+    alias = next(
+        a for a in typed.find_all(exp.Alias) if a.alias == "_source_file"
+    )  # the innermost projection that names the column
+    value = alias.this.this if isinstance(alias.this, exp.Cast) else alias.this
+    alias.set("this", exp.cast(value.copy(), file_enum(files)))
+    return typed
+
+
 def load_lines(
     con: duckdb.DuckDBPyConnection,
     render: Render,
@@ -113,8 +142,12 @@ def load_lines(
     table: str,
     *,
     cursors: int = 1,
+    enum_files: bool = True,
 ) -> None:
     """Create ``table`` as the lines relation of ``files`` (see the module docstring).
+
+    ``_source_file`` is an ``ENUM`` of the files (:func:`file_enum`) unless ``enum_files``
+    is False or a file is read on the slow path.
 
     ``cursors=1`` makes a TEMP table with one statement. DuckDB splits and numbers a
     file's lines on one thread, so the one statement ran on one core (0.48 wall / 0.48
@@ -129,17 +162,28 @@ def load_lines(
         return
     long = [f for f in files if has_long_line(f)]
     if not long:
-        try:
-            if cursors > 1 and len(files) > 1:
-                _load_lines_in_parallel(con, render, files, table, cursors)
-            else:
-                con.execute(render(create_temp(table, _LINES)), [[exact_path(f) for f in files]])
-            return
-        except duckdb.InvalidInputException as exc:
-            if "UTF-8" not in str(exc):
-                raise
-            # a parallel load may have appended some groups: the slow path starts over
-            con.execute(render(exp.Drop(tables=[exp.to_table(table)], kind="TABLE", exists=True)))
+        drop = exp.Drop(tables=[exp.to_table(table)], kind="TABLE", exists=True)
+        for enum in (True, False) if enum_files else (False,):
+            lines = _as_file_enum(_LINES, files) if enum else _LINES
+            try:
+                if cursors > 1 and len(files) > 1:
+                    empty = _as_file_enum(_NO_LINES, files) if enum else _NO_LINES
+                    _load_lines_in_parallel(con, render, files, table, cursors, lines, empty)
+                else:
+                    query = create_temp(table, lines)
+                    con.execute(render(query), [[exact_path(f) for f in files]])
+                return
+            except duckdb.ConversionException:
+                # read_text named a file otherwise than it was bound: paths as text instead
+                if not enum:
+                    raise
+                con.execute(render(drop))  # a parallel load may have appended some groups
+            except duckdb.InvalidInputException as exc:
+                if "UTF-8" not in str(exc):
+                    raise
+                # a parallel load may have appended some groups: the slow path starts over
+                con.execute(render(drop))
+                break
     good, bad = [], list(long)
     for f in files:
         if f not in long:
@@ -160,7 +204,13 @@ def load_lines(
 
 
 def _load_lines_in_parallel(
-    con: duckdb.DuckDBPyConnection, render: Render, files: list[str], table: str, n: int
+    con: duckdb.DuckDBPyConnection,
+    render: Render,
+    files: list[str],
+    table: str,
+    n: int,
+    lines: exp.Expression = _LINES,
+    empty: exp.Expression = _NO_LINES,
 ) -> None:
     """The lines of ``files`` appended to a new ``table`` by ``n`` cursors at once, each
     taking a group of files of about equal bytes (DuckDB lets connections of one database
@@ -179,11 +229,11 @@ def _load_lines_in_parallel(
                      catalog=exp.to_identifier("temp"))  # fmt: skip
     con.execute(render(exp.Drop(tables=[temp], kind="TABLE", exists=True)))
     con.execute(render(exp.Drop(tables=[temp.copy()], kind="VIEW", exists=True)))
-    empty = exp.Create(
-        this=exp.to_table(table), kind="TABLE", replace=True, expression=_NO_LINES.copy()
+    create = exp.Create(
+        this=exp.to_table(table), kind="TABLE", replace=True, expression=empty.copy()
     )
-    con.execute(render(empty))
-    append = render(exp.insert(_LINES.copy(), exp.to_table(table)))
+    con.execute(render(create))
+    append = render(exp.insert(lines.copy(), exp.to_table(table)))
 
     def one(group: list[str]) -> None:
         cursor = con.cursor()

@@ -29,7 +29,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ...contract.model_spec import Dimension
-from ..render import col, ident, lit
+from ..render import col, ident, lineage_file, lit
 from .schema import SENTINEL_DATE, SENTINEL_INT, SENTINEL_TIMESTAMP, time_kind
 
 
@@ -129,7 +129,7 @@ def scd2_select(ref_table: str, dim: Dimension, interval_type: str) -> exp.Selec
                 ident("valid_to"),
             ),
             exp.alias_(exp.Is(this=nxt.copy(), expression=exp.null()), ident("is_current")),
-            col("_source_file"),
+            lineage_file(),
             col("_source_line"),
         )
         .from_(_sub(marked, "_sg_marked"))
