@@ -16,6 +16,7 @@ from sqlglot import exp
 from ..errors import ENVIRONMENT_FAULTS, EnvironmentFailure, LockedError, SluiceError
 from .base import Engine, StatementTiming
 from .capabilities import DUCKDB
+from .duckdb_memory import buffer_for_input
 
 
 def _create(table: str, query: exp.Expression, *, temporary: bool) -> exp.Create:
@@ -113,8 +114,6 @@ class DuckDBEngine(Engine):
 
     def size_for_input(self, input_bytes: int) -> str | None:
         """Raise the default buffer for a large input (engines/duckdb_memory.py)."""
-        from .duckdb_memory import buffer_for_input
-
         if self._sized_by_input:
             limit = buffer_for_input(input_bytes)
             if limit != self.memory_limit:

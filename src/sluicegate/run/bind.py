@@ -78,6 +78,11 @@ class Binding:
         return sum(f.blank_lines for f in self.files)
 
     @property
+    def total_bytes(self) -> int:
+        """The bound files' total size: what the engine sizes its buffer by."""
+        return sum(f.size for f in self.files)
+
+    @property
     def digest(self) -> str:
         """SHA-256 of compact JSON ``[[path, size, sha256], …]``: content and place, not mtime."""
         doc = [[f.path, f.size, f.sha256] for f in self.files]

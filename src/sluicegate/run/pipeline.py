@@ -193,7 +193,7 @@ def stage_bind(ctx: RunContext) -> None:
     """The run's files (all of them, or a micro-batch's new ones) and its run id."""
     ctx.binding, ctx.run_id = ctx.mode.bind(ctx)
     # before the first heavy statement: a large input may get a larger buffer
-    ctx.memory_limit = ctx.engine.size_for_input(sum(f.size for f in ctx.binding.files))
+    ctx.memory_limit = ctx.engine.size_for_input(ctx.binding.total_bytes)
     ctx.partitions = discover_partitions(ctx.binding, ctx.contract.source.path)
     ctx.result = ctx.mode.empty_result(ctx)
     if ctx.lock is not None:
