@@ -115,7 +115,7 @@ def file_enum(files: Sequence[str]) -> exp.DataType:
     long strings with a shared prefix. An ``ENUM`` holds one small integer per row,
     orders like the path (its values are sorted; UTF-8 byte order is code point order),
     compares equal to the path as text, and is cast to ``VARCHAR`` where a row leaves
-    the engine (compile/outputs.py), so no output ever carries it.
+    the engine (compile/render.py ``lineage_file``), so no output ever carries it.
     """
     return exp.DataType(
         this=exp.DataType.Type.ENUM,
