@@ -132,3 +132,40 @@ def test_a_crash_between_two_moves_is_completed_by_a_copy(engine, tmp_path):
         assert [h["version"] for h in history] == [0]
         assert history[0]["userMetadata"].startswith(MARKER)
     assert engine().notices == []  # nothing left to repair
+
+
+def test_views_follow_a_commit_when_next_read(engine, tmp_path, monkeypatch):
+    """After a commit the views of its tables are pointed at the published tables only when
+    something next reads (each costs a read of the table's log): a one-shot run reads
+    nothing after its commit. Every later read sees what was published, a dropped table
+    is gone."""
+    eng = engine()
+    wh = tmp_path / "wh"
+    eng.create_table_as("gone", rows((9, "z", D1, 90)))
+    eng.begin()  # (the view of "gone", created outside a transaction, is made here)
+    reads: list[str] = []
+    real = eng.store.read
+    monkeypatch.setattr(eng.store, "read", lambda name: reads.append(name) or real(name))
+    eng.create_table_as("t", rows((1, "a", D1, 10)))
+    eng.execute(insert_into("t", rows((2, "b", D2, 20))))  # two commits: copied
+    eng.create_table_as("u", rows((3, "c", D1, 30)))  # one commit: moved
+    eng.execute(sqlglot.parse_one("DROP TABLE gone"))
+    eng.commit()
+    assert reads == []  # nothing read at the commit
+    assert not (wh / "gone").exists() and not any(
+        (wh / ".sluicegate" / "delta" / "staging").iterdir()
+    )
+
+    assert read(eng) == [(1, "a", day(D1), 10), (2, "b", day(D2), 20)]
+    assert sorted(reads) == ["gone", "t", "u"]  # all three, once, before that read
+    assert read(eng, "u") == [(3, "c", day(D1), 30)]
+    assert not eng.table_exists("gone")
+    assert len(reads) == 3
+
+    eng.begin()  # a new transaction starts from the published tables
+    eng.execute(insert_into("u", rows((4, "d", D2, 40))))
+    eng.commit()
+    assert eng.table_exists("u") and read(eng, "u") == [
+        (3, "c", day(D1), 30),
+        (4, "d", day(D2), 40),
+    ]
