@@ -90,7 +90,16 @@ class Workspace:
             last = str(self.warehouse).rsplit("/", 1)[-1]
             return self.loaded.resolve_path(f"{last}.runs")
         w = self.warehouse
-        return w.parent / f"{w.stem}.runs" if w.suffix else w / "_runs"
+        return w.parent / f"{w.stem}.runs" if self.warehouse_is_file() else w / "_runs"
+
+    def warehouse_is_file(self) -> bool:
+        """Does the warehouse path name one file? A suffix says so (``wh.duckdb``); so does
+        the contract's engine when it keeps its own format in one file (DuckDB), so a
+        suffix-less ``warehouse: ./wh`` is not mistaken for a folder and created as one."""
+        if self.warehouse.suffix:
+            return True
+        native = self.loaded.contract.outputs.format in (None, "duckdb")
+        return native and capabilities(self.loaded).warehouse_file
 
     @property
     def contract_runs_dir(self) -> Path:

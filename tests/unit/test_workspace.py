@@ -112,3 +112,26 @@ def test_the_dlq_store_and_a_run_open_the_same_engine(tmp_path, captured):
     with pytest.raises(Opened) as run:
         run_contract(loaded)
     assert dlq.value.args == run.value.args == ("spark", str(tmp_path / "wh"), SPARK_FROM_CONTRACT)
+
+
+def test_a_suffixless_duckdb_warehouse_is_a_file_with_its_runs_beside_it(tmp_path):
+    """``warehouse: ./wh`` on DuckDB names a file: the run's metrics and writer lock go to
+    ``wh.runs`` beside it. Deciding by the suffix alone made ``wh/_runs/…`` a folder before
+    DuckDB opened ``wh``, and every first run failed with "Is a directory"."""
+    from tests.conftest import copy_orders_example, run_cli
+
+    folder = copy_orders_example(tmp_path / "o")
+    contract = folder / "contract.yml"
+    text = contract.read_text(encoding="utf-8")
+    contract.write_text(text.replace("${root}/../warehouse.duckdb", "${root}/../wh"))
+    loaded = load_contract(contract)
+    assert Workspace(loaded).runs_dir.resolve() == folder / "wh.runs"
+    done = run_cli("run", str(contract), cwd=folder)
+    assert done.returncode in (0, 1), done.stderr
+    assert (folder / "wh").is_file()
+    assert (folder / "wh.runs" / loaded.contract.name / "latest.json").is_file()
+
+
+def test_a_suffixless_warehouse_on_spark_stays_a_folder(tmp_path):
+    loaded = load_contract(spark_contract(tmp_path))
+    assert Workspace(loaded).runs_dir == tmp_path / "wh" / "_runs"

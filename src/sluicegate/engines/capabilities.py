@@ -41,6 +41,9 @@ class EngineCapabilities:
     #: ``BITMAP_BUCKET_NUMBER``/``BITMAP_CONSTRUCT_AGG``/``BITMAP_COUNT`` (Spark 3.5+): the
     #: same proof with one bitmap per (file, bucket of 32,768 lines), nothing to size first
     bucket_bitmaps: bool = False
+    #: its own table format keeps the whole warehouse in one file (a DuckDB database), so
+    #: the warehouse path names a file even without a suffix; a folder otherwise
+    warehouse_file: bool = False
 
 
 DUCKDB = EngineCapabilities(
@@ -51,6 +54,7 @@ DUCKDB = EngineCapabilities(
     statement_profile=True,
     relation_snapshots=True,
     bitmap_aggregate=True,
+    warehouse_file=True,
 )
 SPARK = EngineCapabilities(
     transactions=True,
