@@ -120,3 +120,23 @@ def test_profile_times_every_statement_of_a_run(tmp_path):
     assert "profile:" in r.stdout and "statements" in r.stdout and "wall s" in r.stdout
     r = run_cli("run", ORDERS, "--var", wh, "--json")
     assert "profile" not in json.loads(r.stdout)
+
+
+def test_an_error_whose_text_cannot_be_read_is_still_one_line(capsys):
+    """A py4j error fetches its text from the JVM; once the JVM is dead ``str()`` raises
+    inside the handler. The handler must still print one line and exit 70."""
+    from sluicegate.cli.common import handled
+
+    class Unreadable(Exception):
+        def __str__(self) -> str:
+            raise ConnectionRefusedError("the gateway is gone")
+
+    @handled
+    def command(as_json: bool = False) -> None:
+        raise Unreadable
+
+    with pytest.raises(SystemExit) as done:
+        command()
+    assert done.value.code == 70
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Unreadable (its message could not be read)" in err[0], err

@@ -116,7 +116,7 @@ def internal_error(exc: BaseException, *, as_json: bool = False) -> None:
     if DEBUG["on"]:
         text = "".join(traceback.format_exception(exc))
         print(redact_secrets(text), file=sys.stderr, end="")
-    detail = " ".join(str(exc).split())[:300] or "(no message)"
+    detail = " ".join(_text_of(exc).split())[:300] or "(no message)"
     message = redact_secrets(
         f"internal error ({type(exc).__name__}): {detail} — nothing was published; "
         + ("" if DEBUG["on"] else "rerun with --debug for the traceback and ")
@@ -126,6 +126,15 @@ def internal_error(exc: BaseException, *, as_json: bool = False) -> None:
     if as_json:
         emit_json(error_document(None, exit_code=EXIT_INTERNAL, message=message))
     sys.exit(EXIT_INTERNAL)
+
+
+def _text_of(exc: BaseException) -> str:
+    """``str(exc)``, or its class's name when that fails: a py4j error's text is fetched
+    from its JVM, and a JVM that died raises again inside ``str()``."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - any failure to describe the failure
+        return f"{type(exc).__name__} (its message could not be read)"
 
 
 def fail(exc: SluiceError, *, as_json: bool) -> None:

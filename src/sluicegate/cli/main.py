@@ -7,6 +7,7 @@ error, 3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
@@ -392,7 +393,11 @@ def main() -> None:
     missing argument) exit 2 like ours, with the JSON error document under ``--json``.
 
     The process collects garbage less often and skips the collections at exit
-    (cli/process.py)."""
+    (cli/process.py). Libraries' log records are not printed: without a handler Python
+    prints them bare on stderr, and py4j logs a whole traceback when a Spark JVM dies
+    under a run — the run's own one-line error says what happened (``--debug`` adds the
+    traceback)."""
+    logging.getLogger().addHandler(logging.NullHandler())
     collect_less()
     try:
         _main()

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ..errors import SluiceError
 from .capabilities import EngineCapabilities
 from .storage import DUCKDB_FILE, CommitResult, StorageCapabilities
 
@@ -184,6 +185,11 @@ class Engine(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def explain_failure(self, exc: BaseException) -> SluiceError | None:
+        """The one-line error for a failure the engine itself can name (its JVM gone, out
+        of memory), or None to let ``exc`` stand. The pipeline asks before it gives up."""
+        return None
 
     # -- short write windows (DuckDB staging mode; a no-op where the engine holds nothing) --
     def attach_warehouse(self) -> None:

@@ -25,26 +25,28 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from py4j.protocol import Py4JNetworkError
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 from sqlglot import exp
 
 from ..compile.render import ident
-from ..errors import SluiceError
+from ..errors import EnvironmentFailure, SluiceError
 from .base import Engine
 from .capabilities import SPARK
 from .merge_into_empty import insert_for_empty_target
 from .object_store import unreachable_store
 from .spark_formats import store_class
-from .spark_lines import DEFAULT_WHOLETEXT_MAX_BYTES, read_lines, read_parquet, spark_path
+from .spark_lines import read_lines, read_parquet, spark_path, wholetext_budget
 from .spark_profile import StatementClock
-from .spark_session import open_session, resolve_spec
+from .spark_session import heap_per_task, open_session, resolve_spec
 from .spark_store import SparkStoreTx
 from .spark_subquery_dml import merge_for_subquery_dml
 from .storage import is_object_store
@@ -68,6 +70,12 @@ def _py(value: Any) -> Any:
     return value
 
 
+#: Spark's exit code for a JVM that ran out of heap (``SparkExitCode.OOM``)
+JVM_OUT_OF_MEMORY = 52
+#: how long a failed run waits for a dying JVM to exit, to read why it did
+JVM_EXIT_WAIT_SECONDS = 30.0
+
+
 class SparkEngine(Engine):
     """Spark SQL on a private session; durable tables in a table store (Delta by default)."""
 
@@ -85,7 +93,7 @@ class SparkEngine(Engine):
         options: Mapping[str, str] | None = None,
         contract_master: str | None = None,
         contract_remote: str | None = None,
-        wholetext_max_bytes: int = DEFAULT_WHOLETEXT_MAX_BYTES,
+        wholetext_max_bytes: int | None = None,
         fault: Callable[[str], None] | None = None,
         table_format: str = "delta",
         s3: Any = None,
@@ -123,7 +131,13 @@ class SparkEngine(Engine):
             #: what opening the warehouse repaired (an interrupted publish), for the run's log
             self.notices: list[str] = self.store.recover()
         self.storage = self.store.capabilities
-        self.wholetext_max_bytes = wholetext_max_bytes
+        #: files up to this size are read whole (spark_lines.py); by default sized by
+        #: the heap a task may count on, so a big file cannot run the JVM out of heap
+        self.wholetext_max_bytes = (
+            wholetext_budget(heap_per_task(self.spark, self.spec.master))
+            if wholetext_max_bytes is None
+            else wholetext_max_bytes
+        )
         if fault is None:  # SLUICEGATE_FAULT=delta:journaled … kills the run there (tests)
             from ..faults import checkpoint as fault
         self._fault = fault
@@ -339,7 +353,64 @@ class SparkEngine(Engine):
         for table in tx.tables():
             self._publish_view(table)
 
+    def _java_process(self) -> Any:
+        """The JVM process this engine started (None for a reused session or Spark Connect)."""
+        if not self._owned:
+            return None
+        try:
+            gateway = self.spark.sparkContext._gateway  # noqa: SLF001 - py4j launcher
+        except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+            return None
+        return getattr(gateway, "proc", None)  # pyspark.java_gateway: the Popen of the JVM
+
+    def _jvm_exit_code(self, wait: float = 0.0) -> int | None:
+        """The exit code of the JVM this engine started, waiting up to ``wait`` seconds for
+        it (a JVM out of heap runs its shutdown hooks first); None while it runs."""
+        process = self._java_process()
+        if process is None:
+            return None
+        try:
+            return process.wait(timeout=wait) if wait else process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+
+    def explain_failure(self, exc: BaseException) -> SluiceError | None:
+        """A JVM that died under the run: out of heap (Spark's exit code 52) names the
+        setting to raise; any other exit says so. Without this the error was py4j's
+        "Connection refused" from a dead gateway (and its ``str()`` itself failed)."""
+        if self._java_process() is None:
+            return None
+        cut_off = _gateway_lost(exc)
+        code = self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS if cut_off else 0.0)
+        if code is None and not cut_off:
+            return None  # an ordinary error from a JVM that still runs
+        where = "the commit was not reached; the next run repairs an interrupted publish"
+        if code == JVM_OUT_OF_MEMORY:
+            return EnvironmentFailure(
+                f"internal error: the Spark JVM ran out of heap (exit {code}) — {where}; "
+                "give it more: engine.options: {spark.driver.memory: 8g} in the contract "
+                "(spark.executor.memory on a cluster) or SPARK_DRIVER_MEMORY=8g, then rerun"
+            )
+        status = "stopped answering" if code is None else f"exited with code {code}"
+        return EnvironmentFailure(
+            f"internal error: the Spark JVM {status} under the run — {where}; "
+            "its log above says why; rerun once it is fixed"
+        )
+
     def close(self) -> None:
+        try:
+            self._release()
+        except Exception:
+            if self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS) is None:
+                raise
+            # the JVM is gone: nothing is left to release (its tables and views died with it)
+        finally:
+            self._temps.clear()
+            self._views.clear()
+            self._unviewed.clear()
+            self._tx = None
+
+    def _release(self) -> None:
         if self._tx is not None:
             self.rollback()
         for name, df in list(self._temps.items()):
@@ -348,7 +419,6 @@ class SparkEngine(Engine):
         self._temps.clear()
         for name in list(self._views):
             self._drop_view(name)
-        self._unviewed.clear()
         if self._owned:
             self.spark.stop()
 
@@ -476,3 +546,18 @@ def retarget(stmt: exp.Expression, target: exp.Table) -> exp.Expression:
         new.set("alias", exp.TableAlias(this=ident(t.alias)))
     stmt.set("this", new)
     return stmt
+
+
+def _gateway_lost(exc: BaseException) -> bool:
+    """Did py4j lose its JVM while this failure happened? (a network error in the chain,
+    or an error whose text cannot be fetched from the JVM any more)"""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionError | Py4JNetworkError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    try:
+        str(exc)
+    except Exception:  # noqa: BLE001 - py4j asks the JVM for the text
+        return True
+    return False

@@ -4,7 +4,7 @@ Lineage is the identity the ledger is proven on, so the line number must be the 
 line of the file — the same number DuckDB's reader gives — however Spark splits the work.
 Two readers, chosen per file by size (both exact; measured in docs/spark.md):
 
-* **whole file** (files up to ``wholetext_max_bytes``): ``text(wholetext=True)`` gives one
+* **whole file** (files up to ``wholetext_max_bytes``, by default 1/20 of a task's heap): ``text(wholetext=True)`` gives one
   row per file; ``posexplode(split(value, '\\n'))`` numbers its lines. One task per file,
   no shuffle, no second pass: the cheapest exact reader (1M lines/82 MB: ~1.8 s).
 * **split-aware** (larger files, which would not fit one JVM string): ``text`` with
@@ -35,6 +35,28 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 DEFAULT_WHOLETEXT_MAX_BYTES = 256 << 20
+#: A file read whole is held several times over while its lines are split out (its
+#: bytes, the decoded value, the split array, the exploded rows), by every task slot at
+#: once. Measured on ``local[2]``: in a 4g heap one 205 MB file read whole and a 205 MB
+#: with a 103 MB file at once ran out of heap; in a 2g heap the 205 MB file alone did.
+#: So a file is read whole only up to 1/20 of the heap one task may count on (a 4g
+#: local[2] driver: ~95 MB), and split-aware above that (exact as well, one more pass).
+WHOLETEXT_HEAP_SHARE = 20
+#: ...and never below this: a tiny heap still reads a small file in one task
+WHOLETEXT_MIN_BYTES = 4 << 20
+
+
+def wholetext_budget(heap_per_task: int) -> int:
+    """The largest file read whole, for the heap one task may count on
+    (spark_session.heap_per_task).
+
+    >>> wholetext_budget(2 << 30) >> 20, wholetext_budget(64 << 30) >> 20, wholetext_budget(0) >> 20
+    (102, 256, 4)
+    """
+    share = heap_per_task // WHOLETEXT_HEAP_SHARE
+    return max(WHOLETEXT_MIN_BYTES, min(DEFAULT_WHOLETEXT_MAX_BYTES, share))
+
+
 BOM = "\ufeff"
 LINES_SCHEMA = StructType(
     [

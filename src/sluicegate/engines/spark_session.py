@@ -28,6 +28,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import EngineUnavailable, UsageError
 from .spark_cds import driver_flags
@@ -145,6 +146,38 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 """
+
+
+_SIZE = re.compile(r"\s*([0-9]+)\s*([kmgt]?)b?\s*", re.IGNORECASE)
+
+
+def jvm_size(text: str, default: int) -> int:
+    """Bytes of a JVM memory setting (``4g``, ``512m``, ``2048`` in MiB as Spark reads it).
+
+    >>> jvm_size("4g", 0), jvm_size("512M", 0), jvm_size("2048", 0), jvm_size("lots", 7)
+    (4294967296, 536870912, 2147483648, 7)
+    """
+    m = _SIZE.fullmatch(text or "")
+    if m is None:
+        return default
+    shift = {"k": 10, "m": 20, "g": 30, "t": 40, "": 20}[m.group(2).lower()]
+    return int(m.group(1)) << shift
+
+
+def heap_per_task(spark: Any, master: str | None) -> int:
+    """The heap one task may count on: a local JVM's own maximum heap over its cores; on a
+    cluster, ``spark.executor.memory`` (Spark's default 1g) over ``spark.executor.cores``
+    (1 unless set). What the whole-file reader sizes itself by (spark_lines.py)."""
+    cores = local_cores(master)
+    if cores is not None:
+        try:
+            heap = int(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory())
+        except Exception:  # noqa: BLE001 - no JVM gateway (Spark Connect): the setting
+            heap = jvm_size(spark.conf.get("spark.driver.memory", "1g"), 1 << 30)
+        return heap // cores
+    heap = jvm_size(spark.conf.get("spark.executor.memory", "1g"), 1 << 30)
+    slots = str(spark.conf.get("spark.executor.cores", "1")).strip()
+    return heap // max(1, int(slots) if slots.isdigit() else 1)
 
 
 def quiet_driver_options() -> dict[str, str]:

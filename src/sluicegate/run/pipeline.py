@@ -160,6 +160,11 @@ def _run_locked(
                 ledger_error = exc
             if ctx.result is not None:  # nothing to do (an empty micro-batch)
                 return ctx.result
+    except Exception as exc:
+        failure = engine.explain_failure(exc)  # e.g. the Spark JVM ran out of heap
+        if failure is None:
+            raise
+        raise failure from None
     finally:
         engine.close()
     elapsed = time.perf_counter() - t0

@@ -1,0 +1,103 @@
+"""A file big for the Spark JVM's heap: read split-aware, and a JVM that dies says why.
+
+The whole-file reader holds a file several times over while it splits out its lines,
+once per task slot. With a fixed 256 MB bound a 60 MB file ran a 512m local[2] JVM out
+of heap, and a 205 MB with a 103 MB file ran a 4g one out; the bound is now 1/20 of the
+heap a task may count on (spark_lines.wholetext_budget). When a JVM does die, the run
+used to end in py4j's "Connection refused" traceback (its error's ``str()`` failing on the
+dead gateway); now it is one line naming the setting to raise, exit 70.
+
+Each test starts its own JVM with a 512m heap (a subprocess), never the suite's session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+pytestmark = pytest.mark.spark
+
+SMALL_HEAP = {"SPARK_DRIVER_MEMORY": "512m", "SLUICEGATE_SPARK_MASTER": "local[2]"}
+MIN_BYTES = 60 << 20  # above what a 512m JVM reads whole; measured to run it out of heap
+
+
+def big_feed(folder: Path) -> tuple[Path, int]:
+    """A contract over one NDJSON file of >= 60 MB, and its number of lines."""
+    folder.mkdir(parents=True)
+    lines = 0
+    with open(folder / "data.json", "w", encoding="utf-8") as f:
+        while f.tell() < MIN_BYTES:
+            pad = "x" * (10 + lines % 70)
+            f.write(f'{{"id": {lines}, "name": "{pad}", "v": {lines % 997 / 7}}}\n')
+            lines += 1
+    (folder / "contract.yml").write_text(
+        textwrap.dedent(
+            """\
+            name: big_file
+            source:
+              path: data.json
+              format: ndjson
+              columns:
+                id: {type: BIGINT, nullable: false}
+                name: VARCHAR
+                v: DOUBLE
+            outputs:
+              warehouse: wh
+              clean: clean
+              quarantine: dlq
+              duplicates: dups
+              facts: facts
+            """
+        ),
+        encoding="utf-8",
+    )
+    return folder / "contract.yml", lines
+
+
+def test_a_file_big_for_the_heap_is_read_split_aware_and_balances(tmp_path: Path):
+    contract, lines = big_feed(tmp_path / "feed")
+    done = run_cli("run", str(contract), "--engine", "spark", "--json", env=SMALL_HEAP)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ledger = json.loads(done.stdout)["ledger"]
+    assert ledger["balanced"] and ledger["raw"] == ledger["clean"] == lines
+
+
+#: ``sluicegate run`` with the whole-file bound lifted to 256 MB (a 512m JVM then reads
+#: the 60 MB file whole and runs out of heap): everything else is the real CLI
+DIES = """
+import sys
+import sluicegate.engines.spark_lines as lines
+lines.WHOLETEXT_HEAP_SHARE = 1
+from sluicegate.cli.main import main
+sys.argv = ["sluicegate", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_jvm_out_of_heap_is_one_line_naming_the_setting(tmp_path: Path):
+    """The JVM exits 52; the run says so in one line with the setting to raise, exit 70,
+    no Python traceback (py4j logs one when its gateway dies), and the dead JVM is
+    closed without touching its gateway."""
+    contract, _ = big_feed(tmp_path / "feed")
+    done = subprocess.run(
+        [sys.executable, "-c", DIES, "run", str(contract), "--engine", "spark", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **SMALL_HEAP},
+        timeout=600,
+    )
+    assert done.returncode == 70, done.stderr[-3000:]
+    message = json.loads(done.stdout)["errors"][0]["message"]
+    assert "ran out of heap (exit 52)" in message and "spark.driver.memory" in message
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    mine = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert mine == [f"error: {message}"]
