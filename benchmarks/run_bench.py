@@ -187,20 +187,33 @@ class Measured:
 def tree_rss(proc: psutil.Process, cpu_seen: dict[int, float]) -> int:
     """Summed RSS of a process and all its descendants (0 for the ones that just ended);
     also keeps each one's CPU seconds, so the CPU taken by *other* processes can be told."""
-    total = 0
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.Error:
         return 0
+    rows: list[tuple[int, int, int, int]] = []
     for p in procs:
         try:
             with p.oneshot():
-                total += p.memory_info().rss
+                m = p.memory_info()
+                rows.append((p.pid, p.ppid(), m.rss, m.vms))
                 t = p.cpu_times()
                 cpu_seen[p.pid] = max(cpu_seen.get(p.pid, 0.0), t.user + t.system)
         except psutil.Error:
             pass
-    return total
+    return summed_rss(rows)
+
+
+def summed_rss(rows: list[tuple[int, int, int, int]]) -> int:
+    """The RSS of ``(pid, ppid, rss, vms)`` rows, each memory counted once.
+
+    A child caught between its spawn and its ``exec`` shares its parent's address space
+    (``vfork``/``posix_spawn``): it reports the parent's very RSS and VMS. Spark's JVM
+    spawns such helpers (Hadoop runs ``chmod``, ``readlink`` and ``bash`` for local
+    files), and counting that instant twice read 6.4 GiB for a 3.1 GiB JVM: a child whose
+    RSS and VMS equal its parent's exactly is its parent's memory, not more."""
+    seen = {pid: (rss, vms) for pid, _ppid, rss, vms in rows}
+    return sum(rss for _pid, ppid, rss, vms in rows if not (vms and seen.get(ppid) == (rss, vms)))
 
 
 def _busy_seconds() -> float:

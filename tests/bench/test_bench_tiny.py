@@ -509,3 +509,23 @@ def test_watch_latency_row_at_tiny_scale(tmp_path: Path) -> None:
     assert any("never landed" in p for p in bench.reconcile(db, landed[:2], expected))
     wrong = {**expected, "corrupt_lines": expected["corrupt_lines"] + 1}
     assert any(p.startswith("corrupt lines") for p in bench.reconcile(db, landed, wrong))
+
+
+def test_a_spawning_child_is_not_counted_as_more_memory():
+    """The peak of a Spark run, as sampled at 2026-12-05 03:42: the JVM mid-spawn of a
+    helper (the child still named after the JVM's thread, sharing its address space).
+    Counted twice it read 6.4 GiB; the JVM and its Python workers hold 3.3 GiB."""
+    mib = 1 << 20
+    peak = [
+        (31742, 30056, 187 * mib, 710 * mib),  # sluicegate
+        (31745, 31742, 3056 * mib, 7393 * mib),  # java
+        (749, 31745, 3056 * mib, 7393 * mib),  # "Executor task l": spawned, not exec'd
+        (31754, 31745, 0, 0),  # bash, exiting
+        (32187, 31745, 41 * mib, 45 * mib),  # python3 worker daemon
+        (32230, 32187, 51 * mib, 58 * mib),  # its forked workers (own memory)
+        (32232, 32187, 51 * mib, 58 * mib),
+    ]
+    assert load_run_bench().summed_rss(peak) == (187 + 3056 + 41 + 51 + 51) * mib
+    # a child that has exec'd (its own RSS and VMS) is counted
+    spawned = [(1, 0, 100 * mib, 200 * mib), (2, 1, 5 * mib, 9 * mib)]
+    assert load_run_bench().summed_rss(spawned) == 105 * mib
