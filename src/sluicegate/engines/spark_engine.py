@@ -384,7 +384,7 @@ class SparkEngine(Engine):
         code = self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS if cut_off else 0.0)
         if code is None and not cut_off:
             return None  # an ordinary error from a JVM that still runs
-        where = "the commit was not reached; the next run repairs an interrupted publish"
+        where = "the run did not finish; the next run repairs an interrupted publish"
         if code == JVM_OUT_OF_MEMORY:
             return EnvironmentFailure(
                 f"internal error: the Spark JVM ran out of heap (exit {code}) — {where}; "

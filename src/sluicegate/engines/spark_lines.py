@@ -4,9 +4,10 @@ Lineage is the identity the ledger is proven on, so the line number must be the 
 line of the file — the same number DuckDB's reader gives — however Spark splits the work.
 Two readers, chosen per file by size (both exact; measured in docs/spark.md):
 
-* **whole file** (files up to ``wholetext_max_bytes``, by default 1/20 of a task's heap): ``text(wholetext=True)`` gives one
-  row per file; ``posexplode(split(value, '\\n'))`` numbers its lines. One task per file,
-  no shuffle, no second pass: the cheapest exact reader (1M lines/82 MB: ~1.8 s).
+* **whole file** (files up to ``wholetext_max_bytes``, by default 1/20 of a task's
+  heap): ``text(wholetext=True)`` gives one row per file; ``posexplode(split(value,
+  '\\n'))`` numbers its lines. One task per file, no shuffle, no second pass: the
+  cheapest exact reader (1M lines/82 MB: ~1.8 s).
 * **split-aware** (larger files, which would not fit one JVM string): ``text`` with
   ``lineSep='\\n'`` lets Spark split a file across tasks. Within one split rows are read in
   order, so ``monotonically_increasing_id()`` is consecutive there; a small aggregate per
