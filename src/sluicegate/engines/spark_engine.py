@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from py4j.protocol import Py4JNetworkError
+from py4j.protocol import Py4JJavaError, Py4JNetworkError
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
@@ -74,6 +74,8 @@ def _py(value: Any) -> Any:
 JVM_OUT_OF_MEMORY = 52
 #: how long a failed run waits for a dying JVM to exit, to read why it did
 JVM_EXIT_WAIT_SECONDS = 30.0
+#: how long a raw Java error waits to see whether the JVM is exiting under it
+JVM_GRACE_SECONDS = 2.0
 
 
 class SparkEngine(Engine):
@@ -381,7 +383,10 @@ class SparkEngine(Engine):
         if self._java_process() is None:
             return None
         cut_off = _gateway_lost(exc)
-        code = self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS if cut_off else 0.0)
+        # a raw Java error (not one PySpark converts, like AnalysisException) may be the
+        # JVM going down for a reason its text does not show: a short look first
+        grace = JVM_GRACE_SECONDS if isinstance(exc, Py4JJavaError) else 0.0
+        code = self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS if cut_off else grace)
         if code is None and not cut_off:
             return None  # an ordinary error from a JVM that still runs
         where = "the run did not finish; the next run repairs an interrupted publish"
@@ -549,15 +554,16 @@ def retarget(stmt: exp.Expression, target: exp.Table) -> exp.Expression:
 
 
 def _gateway_lost(exc: BaseException) -> bool:
-    """Did py4j lose its JVM while this failure happened? (a network error in the chain,
-    or an error whose text cannot be fetched from the JVM any more)"""
+    """Is the JVM gone or going? A network error in the chain; an error whose text cannot
+    be fetched from the JVM any more; or a task's ``OutOfMemoryError``, after which
+    Spark's handler exits the JVM (the gateway may still answer for a moment)."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, ConnectionError | Py4JNetworkError):
             return True
         seen = seen.__cause__ or seen.__context__
     try:
-        str(exc)
+        text = str(exc)
     except Exception:  # noqa: BLE001 - py4j asks the JVM for the text
         return True
-    return False
+    return "java.lang.OutOfMemoryError" in text
