@@ -53,8 +53,9 @@ $(KAFKA_JARS): jvm/kafka/pom.xml jvm/settings.xml
 	@touch $@
 
 # One training run whose driver JVM archives the classes it loaded; local Spark sessions
-# then map them instead of loading and verifying them again (engines/spark_cds.py).
-$(CDS): $(DEV_STAMP) $(JARS) scripts/spark_cds.py
+# then map them instead of loading and verifying them again (engines/spark_cds.py). The
+# archive records the class path, so it is rebuilt when the jars or how they are added change.
+$(CDS): $(DEV_STAMP) $(JARS) scripts/spark_cds.py src/sluicegate/engines/spark_jars.py
 	$(BIN)/python scripts/spark_cds.py --out $@
 
 spark-cds: $(CDS) ## Build the JVM class archive local Spark sessions start from (one ~2 min training run)

@@ -97,7 +97,9 @@ def spark():
     from sluicegate.engines.spark_session import local_defaults
 
     builder = SparkSession.builder
-    for k, v in lakehouse_config({}).items():  # Delta's jars, extension and catalog
+    # Delta's jars (on the class path, as a local session sluicegate starts has them),
+    # its extension and catalog
+    for k, v in lakehouse_config({}, local=True).items():
         builder = builder.config(k, v)
     # The product's local defaults (a 4 GiB driver heap instead of Spark's 1 GiB, its GC
     # and JIT options): ~150 Spark tests share this JVM, and with 1 GiB a Delta publish

@@ -1,11 +1,20 @@
 """The JVM jars and static settings a Spark session needs for Delta Lake (and S3).
 
 ``make jars`` fetches them with Maven from ``jvm/spark/pom.xml`` into ``.jars/spark``;
-a run never downloads anything. A session sluicegate starts gets them through
-``spark.jars`` and Delta's SQL extension and catalog — *added to* what the user set:
+a run never downloads anything. A session sluicegate starts gets them, with Delta's SQL
+extension and catalog, *added to* what the user set:
 
-* ``spark.jars``: the user's jars first, then ours (a user's ``spark.jars.packages`` is
-  passed through untouched, so cluster libraries and Ivy coordinates keep working);
+* in local mode, on the driver JVM's class path (``spark.driver.extraClassPath``, after
+  the user's own entries). ``spark.jars`` would make the local executor fetch a copy of
+  every jar (697 MB with the AWS SDK bundle) into ``/tmp/spark-*/userFiles-*`` at each
+  session start — seconds of I/O, and a folder left behind whenever a JVM is killed. On
+  the class path they are read in place, and the driver's class archive (``spark_cds``)
+  can hold Delta's and Iceberg's classes too. The executor is the driver JVM there, so
+  nothing else needs them;
+* on a cluster, ``spark.jars``: the user's jars first, then ours, shipped to the
+  executors (a user's ``spark.jars.packages`` is passed through untouched, so cluster
+  libraries and Ivy coordinates keep working). A jar the user names in ``spark.jars`` is
+  not added again under the same file name, in either mode;
 * ``spark.sql.extensions``: Delta's extension appended to the user's list;
 * ``spark.sql.catalog.spark_catalog``: Delta's catalog only when the user set none.
 
@@ -41,9 +50,10 @@ def jars_folder(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def lakehouse_config(
-    user: Mapping[str, str], environ: Mapping[str, str] | None = None
+    user: Mapping[str, str], environ: Mapping[str, str] | None = None, *, local: bool = False
 ) -> dict[str, str]:
-    """Static settings for a new session: the user's, with our jars and Delta merged in.
+    """Static settings for a new session: the user's, with our jars and Delta merged in;
+    ``local`` when the session runs in one JVM (``local[n]``).
 
     >>> cfg = lakehouse_config({"spark.jars": "/opt/x.jar"}, environ={ENV_JARS: ""})
     >>> cfg["spark.jars"], cfg["spark.sql.extensions"]
@@ -54,7 +64,14 @@ def lakehouse_config(
     ours = sorted(glob.glob(os.path.join(folder, "*.jar"))) if folder else []
     jars = [j for j in (user.get("spark.jars") or "").split(",") if j.strip()]
     names = {os.path.basename(j) for j in jars}
-    jars += [j for j in ours if os.path.basename(j) not in names]
+    ours = [j for j in ours if os.path.basename(j) not in names]
+    if local:
+        path = [p for p in (user.get("spark.driver.extraClassPath") or "").split(os.pathsep) if p]
+        path += [j for j in ours if j not in path]
+        if path:
+            out["spark.driver.extraClassPath"] = os.pathsep.join(path)
+    else:
+        jars += ours
     if jars:
         out["spark.jars"] = ",".join(jars)
     extensions = [e for e in (user.get("spark.sql.extensions") or "").split(",") if e.strip()]

@@ -302,7 +302,7 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
         **quiet_driver_options(),
         **local,
         **dict(spec.options),
-        **lakehouse_config(spec.options),
+        **lakehouse_config(spec.options, local=local_cores(master) is not None),
         **PINNED,
     }.items():
         builder = builder.config(k, v)

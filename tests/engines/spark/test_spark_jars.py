@@ -1,0 +1,56 @@
+"""A local session sluicegate starts reads its jars in place (engines/spark_jars.py).
+
+With ``spark.jars`` the local executor copied every jar — 697 MB with the AWS SDK bundle —
+into ``/tmp/spark-*/userFiles-*`` at each session start, and a killed JVM left the copy
+behind (78 of them once filled this machine's disk). Here a real session, started the way
+a run starts it in its own process, writes and reads a Delta table and loads Iceberg's
+catalog class, while its files folder holds no jar.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.spark
+
+SCRIPT = textwrap.dedent(
+    """\
+    import json, os, sys
+    from pyspark import SparkFiles
+    from sluicegate.engines.spark_session import SessionSpec, open_session
+
+    spark, owned = open_session(SessionSpec(master="local[2]"))
+    root = SparkFiles.getRootDirectory()
+    copied = sorted(n for _, _, names in os.walk(root) for n in names if n.endswith(".jar"))
+    spark.range(5).write.format("delta").save(sys.argv[1])
+    rows = spark.read.format("delta").load(sys.argv[1]).count()
+    loader = spark.sparkContext._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+    iceberg = loader.loadClass("org.apache.iceberg.spark.SparkCatalog").getName()
+    print(json.dumps({"copied": copied, "rows": rows, "iceberg": iceberg, "owned": owned}))
+    spark.stop()
+    """
+)
+
+
+def test_a_local_session_copies_no_jar_and_still_has_delta_and_iceberg(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["owned"] is True
+    assert seen["copied"] == []  # with spark.jars: delta-spark, iceberg-spark-runtime, …
+    assert seen["rows"] == 5
+    assert seen["iceberg"] == "org.apache.iceberg.spark.SparkCatalog"
