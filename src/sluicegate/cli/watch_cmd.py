@@ -116,24 +116,42 @@ verdict_line = render_verdict
 
 @contextmanager
 def stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM set ``stop`` (the batch in flight finishes); a second one stops now."""
+    """SIGINT/SIGTERM set ``stop`` (the batch in flight finishes); a second one stops now.
+
+    The handler does not call ``stop.set()``: a Python handler runs on the main thread
+    between two bytecodes, possibly while that thread holds the event's own lock inside
+    ``Event.wait`` (the watcher waits on it between polls), and ``set()`` then waits on
+    that lock forever — a watcher that never exits. The handler only writes a byte to a
+    pipe, which takes no lock; a helper thread reads it and sets the event.
+    """
     seen = 0
+    wake_r, wake_w = os.pipe()
+
+    def relay() -> None:
+        while os.read(wake_r, 1) == b"s":
+            stop.set()
 
     def handler(signum: int, _frame: Any) -> None:
         nonlocal seen
         seen += 1
         if seen > 1:
             raise KeyboardInterrupt
-        stop.set()
+        os.write(wake_w, b"s")
         name = signal.Signals(signum).name
         os.write(2, f"{name}: finishing the current batch, then stopping\n".encode())
 
+    relay_thread = threading.Thread(target=relay, name="sluicegate-stop-relay", daemon=True)
+    relay_thread.start()
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        os.write(wake_w, b"q")  # the relay ends
+        relay_thread.join(timeout=5)
+        os.close(wake_w)
+        os.close(wake_r)
 
 
 def _nothing_new(load: Callable) -> str:
