@@ -56,3 +56,36 @@ def test_no_folder_adds_nothing_but_deltas_settings():
     cfg = lakehouse_config({}, {ENV_JARS: ""}, local=True)
     assert "spark.jars" not in cfg and "spark.driver.extraClassPath" not in cfg
     assert cfg["spark.sql.extensions"] == DELTA_EXTENSION
+
+
+KAFKA = (
+    "spark-sql-kafka-0-10_2.13-4.1.1.jar",
+    "spark-token-provider-kafka-0-10_2.13-4.1.1.jar",
+    "kafka-clients-3.9.1.jar",
+    "commons-pool2-2.12.1.jar",
+)
+
+
+def test_a_kafka_stream_takes_its_jars_with_the_folder_not_through_spark_jars(
+    tmp_path, monkeypatch
+):
+    from sluicegate.engines.spark_kafka import kafka_session_options
+
+    env = folder_of_jars(tmp_path, "delta-spark.jar", *KAFKA)
+    monkeypatch.setenv(ENV_JARS, env[ENV_JARS])
+    opts = kafka_session_options({"spark.sql.shuffle.partitions": "2"})
+    assert opts == {"spark.sql.shuffle.partitions": "2"}  # no spark.jars: no copies
+    on_path = lakehouse_config(opts, local=True)["spark.driver.extraClassPath"]
+    assert {os.path.basename(p) for p in on_path.split(os.pathsep)} >= set(KAFKA)
+
+
+def test_a_kafka_stream_names_its_jars_when_the_folder_is_not_added(tmp_path, monkeypatch):
+    from sluicegate.engines.spark_kafka import kafka_session_options
+
+    checkout = tmp_path / "checkout"
+    (checkout / "spark").mkdir(parents=True)
+    folder_of_jars(checkout / "spark", *KAFKA)
+    monkeypatch.setenv(ENV_JARS, "")  # the lakehouse jars are not added: the checkout's
+    monkeypatch.setattr("sluicegate.engines.spark_jars.checkout_jars", lambda: checkout)
+    opts = kafka_session_options(None)
+    assert sorted(os.path.basename(j) for j in opts["spark.jars"].split(",")) == sorted(KAFKA)

@@ -35,6 +35,7 @@ import pyarrow as pa
 from ..errors import SluiceError
 from .kafka_config import spark_options
 from .kafka_consumer import LINES_SCHEMA, PartitionRead, decode, lineage_file
+from .spark_jars import jars_folder
 from .spark_session import resolve_spec
 from .spark_stream import StopRequested, _drive, _Driver, _session_keeping_sigint
 
@@ -118,6 +119,20 @@ def kafka_source_jars() -> str:
     return ",".join(found)
 
 
+def kafka_session_options(
+    options: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The stream session's options: the user's, plus ``spark.jars`` naming the Kafka
+    source's jars only when the session will not get the lakehouse jars folder (which
+    holds them, and which a local session reads in place from the driver's class path:
+    ``spark.jars`` would have its executor copy them at every start)."""
+    out = dict(options or {})
+    jars = kafka_source_jars()  # present, or one line naming `make jars`
+    if jars_folder(environ) is None:
+        out.setdefault("spark.jars", jars)
+    return out
+
+
 def starting_offsets(spec: Any, contract: str) -> str:
     """Spark's ``startingOffsets`` for the contract's policy.
 
@@ -160,8 +175,7 @@ def stream_kafka(
     the records present at the start are handed on. ``on_batch((rows, reads), batch_id)``
     gets the batch's lines relation and per-partition ranges and returns True when the
     watch is decided. Returns whether a batch decided the end."""
-    session_options = dict(options or {})
-    session_options.setdefault("spark.jars", kafka_source_jars())
+    session_options = kafka_session_options(options)
     sspec = resolve_spec(
         master,
         remote,
@@ -228,4 +242,10 @@ def _kafka_failure(message: str, spec: Any) -> str:
     return message
 
 
-__all__ = ["batch_rows", "kafka_source_jars", "starting_offsets", "stream_kafka"]
+__all__ = [
+    "batch_rows",
+    "kafka_session_options",
+    "kafka_source_jars",
+    "starting_offsets",
+    "stream_kafka",
+]
