@@ -103,7 +103,10 @@ def local_defaults(
     * ``spark.sql.shuffle.partitions``: 2 per core instead of 200. A run's shuffles are
       small on one machine, and 200 tasks per shuffle over ~100 queries made a
       5,000-line run launch 2,200 tasks (20 CPU s of task overhead; 8.6 CPU s with 4).
-      Adaptive query execution (on by default) still coalesces and splits partitions.
+    * ``spark.sql.adaptive.enabled``: false. Adaptive execution re-plans each query at
+      every shuffle to coalesce or split partitions and switch join strategies; with 2
+      partitions per core on one machine there is nothing to coalesce, and the re-planning
+      of a run's ~100 queries cost ~6 % of a 1M-line run (benchmarks/RESULTS.md).
     * ``spark.driver.memory``: :data:`LOCAL_DRIVER_MEMORY` (capped at half the RAM).
     * ``spark.driver.extraJavaOptions``: the log4j2 file, :data:`LOCAL_JVM` and the
       class-data-sharing archive when there is one (``spark_cds``).
@@ -120,7 +123,7 @@ def local_defaults(
     if cores is None:
         return {}
     env = os.environ if environ is None else environ
-    out = {"spark.sql.shuffle.partitions": str(2 * cores)}
+    out = {"spark.sql.shuffle.partitions": str(2 * cores), "spark.sql.adaptive.enabled": "false"}
     if not env.get("SPARK_DRIVER_MEMORY"):
         try:
             ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

@@ -33,7 +33,9 @@ SCRIPT = textwrap.dedent(
     rows = spark.read.format("delta").load(sys.argv[1]).count()
     loader = spark.sparkContext._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
     iceberg = loader.loadClass("org.apache.iceberg.spark.SparkCatalog").getName()
-    print(json.dumps({"copied": copied, "rows": rows, "iceberg": iceberg, "owned": owned}))
+    aqe = spark.conf.get("spark.sql.adaptive.enabled")
+    print(json.dumps({"copied": copied, "rows": rows, "iceberg": iceberg, "owned": owned,
+                      "aqe": aqe}))
     spark.stop()
     """
 )
@@ -54,3 +56,4 @@ def test_a_local_session_copies_no_jar_and_still_has_delta_and_iceberg(tmp_path)
     assert seen["copied"] == []  # with spark.jars: delta-spark, iceberg-spark-runtime, …
     assert seen["rows"] == 5
     assert seen["iceberg"] == "org.apache.iceberg.spark.SparkCatalog"
+    assert seen["aqe"] == "false"  # local defaults: no re-planning at each shuffle

@@ -107,11 +107,16 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
     assert local_cores("local[*]") == (os.cpu_count() or 1)
     d = local_defaults("local[2]", {}, {})
     assert d["spark.sql.shuffle.partitions"] == "4"
+    assert d["spark.sql.adaptive.enabled"] == "false"
     assert d["spark.driver.memory"].endswith("m")
     assert LOCAL_JVM in d["spark.driver.extraJavaOptions"]
     assert "log4j2.configurationFile" in d["spark.driver.extraJavaOptions"]
     # the user's settings win; a cluster gets none of these
-    mine = {"spark.sql.shuffle.partitions": "64", "spark.driver.memory": "1g"}
+    mine = {
+        "spark.sql.shuffle.partitions": "64",
+        "spark.driver.memory": "1g",
+        "spark.sql.adaptive.enabled": "true",
+    }
     assert set(local_defaults("local[2]", mine, {})) == {"spark.driver.extraJavaOptions"}
     assert "spark.driver.memory" not in local_defaults(
         "local[2]", {}, {"SPARK_DRIVER_MEMORY": "2g"}
