@@ -495,10 +495,10 @@ class SparkEngine(Engine):
     def _temp_view(self, name: str, df: DataFrame, *, cache: bool) -> None:
         old = self._temps.pop(name, None)
         if cache and old is not None and df.sameSemantics(old):
-            # the same plan again (the same files read again, e.g. by the next batch of a
-            # stream): Spark's cache matches plans, not rows, so persisting it now would
-            # hand back old's rows, and unpersisting old afterwards would drop the entry
-            # both share, leaving every later read to recompute it. Drop old's first.
+            # the same plan again (the same files typed again under one engine): Spark's
+            # cache matches plans, not rows, so persisting it now would hand back old's
+            # rows, and unpersisting old afterwards would drop the entry both share,
+            # leaving every later read to recompute it. Drop old's first.
             old.unpersist()
             old = None
         if cache:
