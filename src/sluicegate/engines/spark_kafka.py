@@ -98,37 +98,33 @@ KAFKA_JARS = (
     "kafka-clients-",
     "commons-pool2-",
 )
-JARS_ENV = "SLUICEGATE_SPARK_JARS"
 
 
 def kafka_source_jars() -> str:
-    """``spark.jars`` for the Kafka source: from ``$SLUICEGATE_SPARK_JARS`` (a folder) or
-    the checkout's ``.jars/spark`` that ``make jars`` fills (jvm/spark/pom.xml)."""
-    import os
-
+    """``spark.jars`` for the Kafka source: the lakehouse jars folder (``spark_jars``:
+    ``$SLUICEGATE_SPARK_JARS`` or the checkout's ``.jars/spark`` that ``make jars`` fills),
+    or the checkout's when that variable is empty."""
     from ..errors import EngineUnavailable
-    from .spark_jars import checkout_jars
+    from .spark_jars import ENV_JARS, checkout_jars
 
-    folder = Path(os.environ.get(JARS_ENV) or checkout_jars() / "spark")
+    folder = Path(jars_folder() or checkout_jars() / "spark")
     found = [str(p) for prefix in KAFKA_JARS for p in sorted(folder.glob(f"{prefix}*.jar"))[-1:]]
     if len(found) != len(KAFKA_JARS):
         raise EngineUnavailable(
             f"Spark's Kafka source jars are not in {folder}",
-            hint=f"run `make jars` (or point {JARS_ENV} at a folder holding spark-sql-kafka-0-10)",
+            hint=f"run `make jars` (or point {ENV_JARS} at a folder holding spark-sql-kafka-0-10)",
         )
     return ",".join(found)
 
 
-def kafka_session_options(
-    options: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def kafka_session_options(options: Mapping[str, str] | None) -> dict[str, str]:
     """The stream session's options: the user's, plus ``spark.jars`` naming the Kafka
     source's jars only when the session will not get the lakehouse jars folder (which
     holds them, and which a local session reads in place from the driver's class path:
     ``spark.jars`` would have its executor copy them at every start)."""
     out = dict(options or {})
     jars = kafka_source_jars()  # present, or one line naming `make jars`
-    if jars_folder(environ) is None:
+    if jars_folder() is None:
         out.setdefault("spark.jars", jars)
     return out
 
