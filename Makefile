@@ -99,6 +99,7 @@ bench: $(DEV_STAMP) $(JARS) $(CDS) $(KAFKA_JARS) ## Benchmark vs the hand-writte
 	$(BIN)/python benchmarks/many_rules.py --rules 60 250 1000
 	$(BIN)/python benchmarks/kafka_latency.py
 	$(BIN)/python benchmarks/watch_latency.py
+	$(BIN)/python benchmarks/watch_latency.py --engine spark --files 5
 	$(MAKE) --no-print-directory bench-peers SCALE=$(SCALE)
 
 # Each peer in its own virtualenv (.venv-peers/<tool>, pinned in benchmarks/peers/); only the

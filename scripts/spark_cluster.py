@@ -2,12 +2,14 @@
 """Start and stop a one-machine Spark standalone cluster from the PySpark install.
 
 PySpark ships ``bin/spark-class``, which runs Spark's own standalone Master and Worker;
-no separate Spark download is needed. This starts one master and one worker on
-127.0.0.1, waits until the worker has registered, and records what it started
+no separate Spark download is needed. This starts one master and one worker (``--workers
+N`` for more, each with ``--cores`` and ``--memory`` of its own) on 127.0.0.1, waits
+until every worker has registered, and records what it started
 (``<dir>/cluster.json``) so ``stop`` — or a test's ``finally`` — ends exactly those
 processes (each runs in its own process group, which is killed as a whole).
 
     python scripts/spark_cluster.py start --dir /tmp/sg-cluster     # prints spark://127.0.0.1:PORT
+    python scripts/spark_cluster.py start --dir /tmp/sg-2 --workers 2 --cores 1 --memory 4g
     sluicegate run examples/orders/contract.yml --spark-master spark://127.0.0.1:PORT
     python scripts/spark_cluster.py stop --dir /tmp/sg-cluster
 
@@ -87,9 +89,17 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float) -> N
 
 
 def start(
-    folder: str | Path, *, cores: int = 1, memory: str = "1536m", timeout: float = 180
+    folder: str | Path,
+    *,
+    cores: int = 1,
+    memory: str = "1536m",
+    workers: int = 1,
+    timeout: float = 180,
 ) -> Cluster:
-    """Start a master and one worker on 127.0.0.1; return once the worker is registered."""
+    """Start a master and ``workers`` workers (``cores`` and ``memory`` each) on 127.0.0.1;
+    return once every worker is registered. Worker logs: ``worker.log``, ``worker-2.log`` …"""
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
     folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
@@ -101,7 +111,7 @@ def start(
             "SPARK_WORKER_DIR": str(folder / "work"),
         }
     )
-    port, ui, worker_ui = free_port(), free_port(), free_port()
+    port, ui = free_port(), free_port()
     master_url = f"spark://{HOST}:{port}"
     cluster = Cluster(str(folder), master_url, f"http://{HOST}:{ui}")
     master = _launch(
@@ -113,27 +123,32 @@ def start(
     cluster.save()
     try:
         _wait_for(folder / "master.log", "I have been elected leader", master, timeout)
-        worker = _launch(
-            [
-                WORKER_CLASS,
-                master_url,
-                "--host",
-                HOST,
-                "--cores",
-                str(cores),
-                "--memory",
-                memory,
-                "--webui-port",
-                str(worker_ui),
-                "--work-dir",
-                str(folder / "work"),
-            ],
-            folder / "worker.log",
-            env,
-        )
-        cluster.pids.append(worker.pid)
-        cluster.save()
-        _wait_for(folder / "worker.log", "Successfully registered with master", worker, timeout)
+        launched = []
+        for i in range(1, workers + 1):
+            log = folder / ("worker.log" if i == 1 else f"worker-{i}.log")
+            worker = _launch(
+                [
+                    WORKER_CLASS,
+                    master_url,
+                    "--host",
+                    HOST,
+                    "--cores",
+                    str(cores),
+                    "--memory",
+                    memory,
+                    "--webui-port",
+                    str(free_port()),
+                    "--work-dir",  # shared: executors get app-<id>/<executor id> folders
+                    str(folder / "work"),
+                ],
+                log,
+                env,
+            )
+            cluster.pids.append(worker.pid)
+            cluster.save()
+            launched.append((log, worker))
+        for log, worker in launched:
+            _wait_for(log, "Successfully registered with master", worker, timeout)
     except BaseException:
         stop(cluster)
         raise
@@ -189,11 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("action", choices=["start", "stop", "status"])
     p.add_argument("--dir", required=True, help="folder for logs, work dirs and cluster.json")
-    p.add_argument("--cores", type=int, default=1)
-    p.add_argument("--memory", default="1536m", help="worker memory (executors must fit)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--cores", type=int, default=1, help="cores of each worker")
+    p.add_argument("--memory", default="1536m", help="memory of each worker (executors must fit)")
     a = p.parse_args(argv)
     if a.action == "start":
-        cluster = start(a.dir, cores=a.cores, memory=a.memory)
+        if a.workers < 1:
+            p.error("--workers must be at least 1")
+        cluster = start(a.dir, cores=a.cores, memory=a.memory, workers=a.workers)
         print(cluster.master_url)
         return 0
     cluster = Cluster.load(a.dir)

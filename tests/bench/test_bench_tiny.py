@@ -511,6 +511,34 @@ def test_watch_latency_row_at_tiny_scale(tmp_path: Path) -> None:
     assert any(p.startswith("corrupt lines") for p in bench.reconcile(db, landed, wrong))
 
 
+def test_watch_latency_reads_a_spark_warehouse_of_delta_tables(tmp_path: Path) -> None:
+    """``--engine spark``: the reader sees a folder of Delta tables (written here by
+    delta-rs, as a stand-in for the Spark engine's) through the same queries; before the
+    file ledger exists, and before the run record names the file's run, nothing is seen."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    bench = _load_script("watch_latency")
+    wh = tmp_path / "warehouse"
+    wh.mkdir()
+    path = "/land/sales/month=2026-12/land-001.json"
+    files = pa.table(
+        {"contract": [bench.CONTRACT_NAME], "path": [path], "run_id": ["r1"], "records": [3]}
+    )
+    published = dt.datetime(2026, 12, 5, 13, 45, 12)
+    assert bench.seen(wh, path) is None  # no table yet
+    write_deltalake(str(wh / "_sluicegate_files"), files)
+    assert bench.seen(wh, path) is None  # the run record is not there yet
+    runs = pa.table({"run_id": ["r0"], "published_at": [published], "raw_records": [3]})
+    write_deltalake(str(wh / "_sluicegate_runs"), runs)
+    assert bench.seen(wh, path) is None  # another run's record
+    runs = pa.table({"run_id": ["r1"], "published_at": [published], "raw_records": [3]})
+    write_deltalake(str(wh / "_sluicegate_runs"), runs, mode="append")
+    run_id, at = bench.seen(wh, path)
+    assert run_id == "r1"
+    assert at == published.replace(tzinfo=dt.UTC).timestamp()
+
+
 def test_a_spawning_child_is_not_counted_as_more_memory():
     """The peak of a Spark run, as sampled at 2026-12-05 03:42: the JVM mid-spawn of a
     helper (the child still named after the JVM's thread, sharing its address space).

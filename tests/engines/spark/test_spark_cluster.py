@@ -91,13 +91,14 @@ def test_contract_runs_on_a_standalone_cluster_from_the_cli(tmp_path, orders):
 
 
 def test_the_script_stops_what_it_started_from_another_process(tmp_path):
-    """``start`` and ``stop`` as separate commands, the way a user drives them."""
+    """``start`` and ``stop`` as separate commands, the way a user drives them; with
+    ``--workers 2`` both workers register with the master and both are stopped."""
     folder = tmp_path / "cli-cluster"
     script = str(REPO / "scripts/spark_cluster.py")
     sc = _cluster_module()
     try:
         started = subprocess.run(
-            [sys.executable, script, "start", "--dir", str(folder)],
+            [sys.executable, script, "start", "--dir", str(folder), "--workers", "2"],
             capture_output=True,
             text=True,
             timeout=300,
@@ -105,7 +106,9 @@ def test_the_script_stops_what_it_started_from_another_process(tmp_path):
         assert started.returncode == 0, started.stderr[-2000:]
         assert started.stdout.strip().startswith("spark://127.0.0.1:")
         cluster = sc.Cluster.load(folder)
-        assert len(sc.alive(cluster)) == 2
+        assert len(sc.alive(cluster)) == 3  # the master and two workers
+        for log in ("worker.log", "worker-2.log"):
+            assert "Successfully registered with master" in (folder / log).read_text(), log
     finally:
         stopped = subprocess.run(
             [sys.executable, script, "stop", "--dir", str(folder)],
