@@ -172,6 +172,14 @@ class Engine(ABC):
     @abstractmethod
     def rollback(self) -> None: ...
 
+    def will_change(self, tables: Sequence[str]) -> None:  # noqa: B027 - a hint
+        """A hint after :meth:`begin`: the open transaction is about to change these
+        tables (those that exist). An engine whose store stages each changed table in an
+        operation of its own (Delta on Spark: a shallow clone per table, seconds each) may
+        stage them all now, side by side; the default does nothing. Naming a table that
+        is then left alone costs that staging, never a change."""
+        return None
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Commit on success, roll back on any exception."""

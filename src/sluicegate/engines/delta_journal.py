@@ -20,6 +20,9 @@ INTERNAL = ".sluicegate"
 PARTITION = "_logical_date"
 KEY = "_dlq_sk"
 MARKER = "sluicegate-tx:"
+#: The prefix of sluicegate's own record tables in a warehouse (the run record, the file
+#: ledger, the snapshots, the owners): a publish writes them after the outputs they name.
+RECORDS = "_sluicegate_"
 #: Table properties of the DLQ tables (the ones keyed by ``_dlq_sk``): the change data
 #: feed, which ``sluicegate dlq history`` reads (seed 004). Row tracking, which seed 004
 #: also asks for, is not set: delta-rs 1.6.6 cannot write tables with that feature, and

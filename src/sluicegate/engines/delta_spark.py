@@ -49,7 +49,8 @@ File operations go through Hadoop's FileSystem, so the warehouse may be ``s3a://
 from __future__ import annotations
 
 import json
-import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +64,14 @@ from .delta_journal import (
     KEY,
     MARKER,
     PARTITION,
+    RECORDS,
     Entry,
     in_dates,
     new_tx_id,
     orphan,
 )
+from .hadoop_fs import HadoopFS
+from .side_by_side import side_by_side
 from .spark_store import Fault, SparkStoreTx, SparkTableStore
 from .storage import DELTA, CommitResult, spark_uri
 
@@ -75,68 +79,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation, SparkSession
 
 _ACTIVE = ACTIVE  # tests clear it to play a crashed process
-
-
-class HadoopFS:
-    """The few file operations the store needs, on any Hadoop file system (local, S3A)."""
-
-    def __init__(self, spark: SparkSession, root: str) -> None:
-        jvm = spark.sparkContext._jvm  # noqa: SLF001 - py4j gateway: Hadoop's FileSystem
-        self._jvm = jvm
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001
-        self._fs = jvm.org.apache.hadoop.fs.Path(root).getFileSystem(self._conf)
-
-    def _p(self, path: str):  # noqa: ANN202
-        return self._jvm.org.apache.hadoop.fs.Path(path)
-
-    def exists(self, path: str) -> bool:
-        return bool(self._fs.exists(self._p(path)))
-
-    def children(self, path: str) -> list[str]:
-        """Names of the folders directly under ``path`` ([] when it does not exist)."""
-        if not self.exists(path):
-            return []
-        return sorted(s.getPath().getName() for s in self._fs.listStatus(self._p(path)))
-
-    def write_text(self, path: str, text: str) -> None:
-        """Write a small file whole (S3 puts are atomic; locally a rename makes it so)."""
-        tmp = path + f".{secrets.token_hex(4)}.tmp"
-        out = self._fs.create(self._p(tmp), True)
-        out.write(bytearray(text.encode("utf-8")))
-        out.hsync()
-        out.close()
-        if not self._fs.rename(self._p(tmp), self._p(path)):
-            raise OSError(f"could not write {path}")
-
-    def read_text(self, path: str) -> str:
-        stream = self._fs.open(self._p(path))
-        try:
-            reader = self._jvm.java.io.BufferedReader(
-                self._jvm.java.io.InputStreamReader(stream, "UTF-8")
-            )
-            lines = []
-            line = reader.readLine()
-            while line is not None:
-                lines.append(line)
-                line = reader.readLine()
-            return "\n".join(lines)
-        finally:
-            stream.close()
-
-    def delete(self, path: str) -> None:
-        self._fs.delete(self._p(path), True)
-
-    @property
-    def renames_atomically(self) -> bool:
-        """A folder rename is one atomic step here (a local disk, HDFS); on S3 it is a
-        copy of every object, so a store never publishes by renaming there."""
-        return str(self._fs.getScheme()) in ("file", "hdfs")
-
-    def rename(self, source: str, target: str) -> bool:
-        """Move folder ``source`` to ``target`` (which must not exist); False if refused."""
-        if self.exists(target):
-            return False
-        return bool(self._fs.rename(self._p(source), self._p(target)))
 
 
 class DeltaStore(SparkTableStore):
@@ -253,6 +195,11 @@ class DeltaTx(SparkStoreTx):
     def tables(self) -> list[str]:
         return list(self.entries)
 
+    def exists(self, name: str) -> bool:
+        """Without loading the shadow (each load reads its log)."""
+        e = self.entries.get(name)
+        return e.how != "drop" if e is not None else self.store.is_table(self.store.path(name))
+
     def known_empty(self, name: str) -> bool:
         return name in self._empty
 
@@ -313,18 +260,36 @@ class DeltaTx(SparkStoreTx):
     def target(self, name: str) -> exp.Table:
         e = self.entries.get(name)
         if e is None:
-            path = self.store.path(name)
-            before = table_version(self.spark, path)
-            shadow = self._shadow_path(name)
-            _jvm_table(self.spark, path).clone(
-                shadow, True, False, {"delta.enableChangeDataFeed": "true"}
-            )
-            columns = tuple(self.spark.read.format("delta").load(shadow).columns)
-            how = "key" if KEY in columns else "dates" if PARTITION in columns else "whole"
-            e = Entry(name, shadow, before, how, False, columns)
-            self.entries[name] = e
+            e = self.entries[name] = self._clone(name, self._shadow_path(name))
         self._materialize(name)
         return _path_table(e.shadow, name)
+
+    def prepare(self, names: Sequence[str]) -> None:
+        """Clone the existing tables of ``names`` this transaction has not staged yet, side
+        by side: each clone reads the table's log, writes the shadow's and reads it back
+        (1-2.5 s on a warm JVM, small jobs that leave cores idle), so one after the other
+        a daily run's seven would cost their sum."""
+        todo = [
+            n
+            for n in dict.fromkeys(names)
+            if n not in self.entries and self.store.is_table(self.store.path(n))
+        ]
+        shadows = {n: self._shadow_path(n) for n in todo}  # numbered here, in one thread
+        staged = side_by_side([lambda n=n: self._clone(n, shadows[n]) for n in todo])
+        for e in staged:
+            self.entries[e.name] = e
+
+    def _clone(self, name: str, shadow: str) -> Entry:
+        """Stage the existing table ``name`` as a shallow clone at ``shadow`` (its change
+        data feed on: the publish asks it which dates changed)."""
+        path = self.store.path(name)
+        before = table_version(self.spark, path)
+        _jvm_table(self.spark, path).clone(
+            shadow, True, False, {"delta.enableChangeDataFeed": "true"}
+        )
+        columns = tuple(self.spark.read.format("delta").load(shadow).columns)
+        how = "key" if KEY in columns else "dates" if PARTITION in columns else "whole"
+        return Entry(name, shadow, before, how, False, columns)
 
     def insert(self, name: str, rows: DataFrame, *, overwrite: bool = False) -> None:
         if name in self._empty:  # created empty: these rows are its one commit
@@ -369,13 +334,18 @@ class DeltaTx(SparkStoreTx):
 
     # -- commit -------------------------------------------------------------------------
     def commit(self, fault: Fault | None = None) -> CommitResult:
+        """Journal the publish, then publish each changed table with one commit.
+
+        The first table alone (a crash test stops right after it); then the outputs side
+        by side (each publish is a few small Delta operations on its own table); then the records (``_sluicegate_*``: the run record, the file
+        ledger, the snapshots) one by one in the order the run changed them, so a reader
+        who sees the run record finds every output it names already published."""
         for name in list(self._empty):  # still empty: published as an empty table
             self._materialize(name)
         entries = [e for e in self.entries.values() if e.dirty]
         marker = self.marker
         result = CommitResult()
-        for e in entries:
-            self._plan(e)
+        side_by_side([lambda e=e: self._plan(e) for e in entries])
         entries = [e for e in entries if e.how != "dates" or e.dates]
         if entries:
             doc = {"tx": self.tx, "marker": marker, "entries": [asdict(e) for e in entries]}
@@ -385,7 +355,8 @@ class DeltaTx(SparkStoreTx):
             if fault:
                 fault("delta:journaled")
             expected = self.staged_versions()
-            for i, e in enumerate(entries):
+
+            def publish(e: Entry) -> None:
                 version = _publish(self.store, e, marker, move=e.name in self._single)
                 if version is not None:
                     result.versions[e.name] = version
@@ -394,8 +365,16 @@ class DeltaTx(SparkStoreTx):
                             f"{e.name}: published as version {version}, not "
                             f"{expected[e.name]} (another writer committed in between)"
                         )
-                if fault and i == 0:
+
+            first, rest = entries[0], entries[1:]
+            records = [e for e in rest if e.name.startswith(RECORDS)]
+            with commit_metadata(self.spark, marker):
+                publish(first)
+                if fault:
                     fault("delta:published_first")
+                side_by_side([lambda e=e: publish(e) for e in rest if e not in records])
+                for e in records:
+                    publish(e)
             self.store.fs.delete(f"{self.store.internal}/journal/{self.tx}.json")
         self._cleanup()
         return result
@@ -406,6 +385,22 @@ class DeltaTx(SparkStoreTx):
     def _cleanup(self) -> None:
         _ACTIVE.discard(self.tx)
         self.store.fs.delete(self.folder)
+
+
+@contextmanager
+def commit_metadata(spark: SparkSession, marker: str) -> Iterator[None]:
+    """Every Delta commit in the block carries ``marker`` as ``userMetadata`` (a SQL
+    MERGE has no writer option for it). Set once around a commit's publishes, not per
+    table: one thread unsetting it would strip it from another's MERGE. Nested: kept."""
+    key = "spark.databricks.delta.commitInfo.userMetadata"
+    if spark.conf.get(key, None) == marker:
+        yield
+        return
+    spark.conf.set(key, marker)
+    try:
+        yield
+    finally:
+        spark.conf.unset(key)
 
 
 # -- publishing one table ------------------------------------------------------------------
@@ -451,11 +446,8 @@ def _publish(store: DeltaStore, e: Entry, marker: str, *, move: bool = False) ->
         w.option("userMetadata", marker).save(path)
         return table_version(spark, path)
     if e.how == "key" and _unique_keys(shadow):
-        spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", marker)
-        try:
+        with commit_metadata(spark, marker):  # a SQL MERGE takes it from the session only
             spark.sql(render(_merge(path, e.shadow, list(shadow.columns)), "spark"))
-        finally:
-            spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
         return table_version(spark, path)
     _writer(shadow, "overwrite").option("userMetadata", marker).save(path)
     return table_version(spark, path)

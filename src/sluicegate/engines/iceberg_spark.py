@@ -47,7 +47,7 @@ from sqlglot import exp
 from ..compile.render import ident, lit, render
 from ..errors import SluiceError
 from .delta_journal import ACTIVE, INTERNAL, PARTITION, new_tx_id, orphan
-from .delta_spark import HadoopFS
+from .hadoop_fs import HadoopFS
 from .iceberg_catalog import CatalogSpec, spark_conf
 from .iceberg_store import BRANCH, FACT_DATE, _tx_of
 from .spark_store import Fault, SparkStoreTx, SparkTableStore

@@ -284,7 +284,7 @@ class SparkEngine(Engine):
         if table in self._temps:
             return True
         if self._tx is not None and table in self._tx.tables():
-            return self._tx.frame(table) is not None
+            return self._tx.exists(table)
         return table in self._views
 
     def change_feed(self, table: str) -> list[dict[str, Any]]:
@@ -331,6 +331,12 @@ class SparkEngine(Engine):
             raise SluiceError("a transaction is already open on this Spark engine")
         self._views_current()
         self._tx = self.store.begin()
+
+    def will_change(self, tables: Sequence[str]) -> None:
+        if self._tx is None:
+            return
+        with self._clock.timed(lambda: f"(stage {', '.join(tables)} for changes)"):
+            self._tx.prepare(tables)
 
     def staged_versions(self) -> dict[str, int]:
         return self._tx.staged_versions() if self._tx is not None else {}

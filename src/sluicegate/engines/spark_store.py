@@ -19,7 +19,7 @@ The contract every store keeps (tests/engines/conformance/test_storage.py):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -68,6 +68,14 @@ class SparkStoreTx(ABC):
     @abstractmethod
     def tables(self) -> list[str]:
         """The tables this transaction touched (created, changed or dropped)."""
+
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` is a table in this transaction (it may cost a read)."""
+        return self.frame(name) is not None
+
+    def prepare(self, names: Sequence[str]) -> None:  # noqa: B027 - a hint: may do nothing
+        """The transaction is about to change these tables (see :meth:`Engine.will_change`):
+        a store that stages each changed table may stage them now, together."""
 
     def known_empty(self, name: str) -> bool:  # noqa: ARG002 - a store may know more
         """``name`` holds no rows in this transaction, known without reading it (a DELETE

@@ -84,6 +84,7 @@ class Incremental:
 
     #: the ranked rows are read against earlier batches' keys: route into a table once
     routes_through_view = False
+    ledger_tables = (FILES_TABLE,)
 
     only: list[str] | None = None
     processed: int = 0  # files in the ledger before this batch (changed or not)

@@ -22,6 +22,7 @@ class Batch:
     """One run over every file under the source path, for its logical date."""
 
     routes_through_view = True
+    ledger_tables: tuple[str, ...] = ()
 
     def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
         binding = bind_s.bind(ctx.loaded)

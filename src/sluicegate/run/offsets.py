@@ -91,6 +91,8 @@ class KafkaIncremental(Incremental):
     (engines/kafka_consumer.py) reads a bounded batch from the ledger's offsets.
     """
 
+    ledger_tables = (OFFSETS_TABLE,)
+
     given: tuple[Any, list[Any]] | None = None
     rows: Any = None  # pyarrow Table: the lines relation of the batch
     reads: list[Any] = field(default_factory=list)  # engines/kafka_consumer.PartitionRead

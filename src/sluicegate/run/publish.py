@@ -29,6 +29,7 @@ from ..compile import facts as facts_c
 from ..compile import ledger as ledger_c
 from ..compile import outputs as out_c
 from ..dlq.inbox import merge_inbox
+from ..engines.storage import SNAPSHOTS_TABLE
 from ..errors import LedgerError, LedgerViolation
 from ..faults import checkpoint
 from .bind import changed_since_bind, schema_fingerprint
@@ -61,6 +62,22 @@ def write_output(
     eng.execute(out_c.insert_into(table, select))
 
 
+def changed_in_place(ctx: RunContext, outputs: list[str]) -> list[str]:
+    """The tables a publish changes rather than replaces whole, in the order it changes
+    them: the outputs, the model's facts, the quality facts, the run record, the mode's
+    ledger and the snapshots (dimensions and marts are written anew each run)."""
+    c = ctx.contract
+    facts = list(c.model.facts) if c.model is not None else []
+    return [
+        *outputs,
+        *facts,
+        c.outputs.facts,
+        facts_c.RUNS_TABLE,
+        *ctx.mode.ledger_tables,
+        SNAPSHOTS_TABLE,
+    ]
+
+
 def _count(eng: Engine, query: exp.Expression) -> int:
     return int(eng.fetch(query)[0][0])
 
@@ -84,6 +101,7 @@ def publish(ctx: RunContext, routed: str, ranked: str, quarantined: str | None =
         try:
             checkpoint("publish:begun")
             claim_tables(eng, c, str(ctx.loaded.path), ctx.loaded.line("outputs"))
+            eng.will_change(changed_in_place(ctx, list(selects)))
             for table, select in selects.items():
                 if table == o.quarantine:  # the DLQ inbox: MERGE on _dlq_sk (dlq/inbox.py)
                     merge_inbox(ctx, select)

@@ -56,6 +56,9 @@ class Mode(Protocol):
     #: batches, keeps tables
     routes_through_view: bool
 
+    #: the ledger table ``record_files`` changes in the publish (none for a batch run)
+    ledger_tables: tuple[str, ...]
+
     def bind(self, ctx: RunContext) -> tuple[Binding, str]:
         """The binding of the run's files and its run id."""
         ...
