@@ -120,19 +120,24 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     select = inbox_select(quarantine, contract, ctx.partitions, eng.dialect, now)
     eng.create_table_as(T_NEW, select, temporary=True)
     new = exp.Table(this=ident(T_NEW))
-    if not eng.table_exists(tables.inbox):
+    created = not eng.table_exists(tables.inbox)
+    if created:
         eng.create_table_as(tables.inbox, empty_like(exp.select(exp.Star()).from_(new.copy())))
     ensure_outbox(eng, tables)
 
-    # the date's rows, or only this micro-batch's (docs/streaming.md)
-    on_day = replace_scope(day, ctx.replace_run_id)
-    gone = (
-        exp.select(col("_dlq_sk"), col("_dlq_status"))
-        .from_(exp.Table(this=ident(tables.inbox)))
-        .where(exp.and_(on_day, exp.Not(this=_in_keys("_dlq_sk", T_NEW))))
-    )
-    eng.create_table_as(T_GONE, gone, temporary=True)
-    n, distinct, matched, superseded = (int(v) for v in eng.fetch(_merge_counts(tables))[0])
+    if created:  # an inbox created just now: no key can match, no row be superseded
+        n, distinct = (int(v) for v in eng.fetch(_key_counts())[0])
+        matched = superseded = 0
+    else:
+        # the date's rows, or only this micro-batch's (docs/streaming.md)
+        on_day = replace_scope(day, ctx.replace_run_id)
+        gone = (
+            exp.select(col("_dlq_sk"), col("_dlq_status"))
+            .from_(exp.Table(this=ident(tables.inbox)))
+            .where(exp.and_(on_day, exp.Not(this=_in_keys("_dlq_sk", T_NEW))))
+        )
+        eng.create_table_as(T_GONE, gone, temporary=True)
+        n, distinct, matched, superseded = (int(v) for v in eng.fetch(_merge_counts(tables))[0])
     if distinct != n:
         raise LedgerError(
             [LedgerViolation("dlq_key", f"{n - distinct} DLQ keys collide within one run")]
@@ -160,6 +165,14 @@ def merge_inbox(ctx: PublishingRun, quarantine: exp.Select) -> dict[str, Any]:
     out = {"inserted": n - matched, "rerun": matched, "superseded": superseded}
     ctx.counts.dlq = out
     return out
+
+
+def _key_counts() -> exp.Select:
+    """The run's rows and their distinct keys (two keys alike would collide in the inbox)."""
+    return exp.select(
+        exp.func("COUNT", exp.Star()),
+        exp.func("COUNT", exp.Distinct(expressions=[col("_dlq_sk")])),
+    ).from_(exp.Table(this=ident(T_NEW)))
 
 
 def _merge_counts(tables: DlqTables) -> exp.Select:
