@@ -28,7 +28,12 @@ def _lit(value: str) -> str:
 
 
 def published_counts(
-    warehouse: Path, export: Path, *, table_format: str | None = None, root: Path | None = None
+    warehouse: Path,
+    export: Path,
+    *,
+    table_format: str | None = None,
+    root: Path | None = None,
+    logical_date: str | None = None,
 ) -> dict[str, Any]:
     """Fact rows and checksums, and dimension rows, read back from what the run published.
 
@@ -38,6 +43,10 @@ def published_counts(
     Iceberg table in the catalog ``<root>/catalog.db`` (pyiceberg) — and the export must
     agree with the fact table. Keys as in the generator's ``expected.json``; a missing
     output is reported as an ``output_error`` (the truth check then fails), never raised.
+
+    ``logical_date`` (a daily row: the run of that date followed one of an earlier date
+    into the same outputs) counts only that date's facts, and requires facts of an earlier
+    date beside them — without them the timed run was a first run, not a daily one.
     """
     out: dict[str, Any] = {}
     con = duckdb.connect()
@@ -50,15 +59,24 @@ def published_counts(
             f"CREATE VIEW export_facts AS SELECT * FROM read_parquet({listed}, "
             "hive_partitioning = false)"
         )
-        exported = _fact_sums(con, "export_facts")
+        day = f"_logical_date = DATE {_lit(logical_date)}" if logical_date else "TRUE"
+        exported = _fact_sums(con, "export_facts", day)
+        if logical_date:
+            (earlier,) = con.execute(
+                f"SELECT count(*) FROM export_facts WHERE _logical_date < DATE {_lit(logical_date)}"
+            ).fetchone()
+            if not earlier:
+                return {
+                    "output_error": f"no facts of a date before {logical_date}: not a daily run"
+                }
         if table_format in ("delta", "iceberg"):
             for name in (FACT, DIMENSION):
                 problem = _register_table(con, name, table_format, warehouse, root)
                 if problem:
                     out["output_error"] = problem
                     return out
-            out.update(_fact_sums(con, FACT))
-            if exported != _fact_sums(con, FACT):
+            out.update(_fact_sums(con, FACT, day))
+            if exported != _fact_sums(con, FACT, day):
                 out["output_error"] = f"the export disagrees with the {FACT} table: {exported}"
             query = f"SELECT count(*) FROM {DIMENSION}"
         elif warehouse.is_dir():  # a Delta warehouse: the files the table's log lists
@@ -81,9 +99,10 @@ def published_counts(
     return out
 
 
-def _fact_sums(con: Any, relation: str) -> dict[str, Any]:
+def _fact_sums(con: Any, relation: str, where: str = "TRUE") -> dict[str, Any]:
     rows, qty, amount, version = con.execute(
-        f"SELECT count(*), sum(quantity), sum(amount), sum(dim_customer_version) FROM {relation}"
+        "SELECT count(*), sum(quantity), sum(amount), sum(dim_customer_version) "
+        f"FROM {relation} WHERE {where}"
     ).fetchall()[0]  # fetched to the end: the connection is used again
     return {
         "fact_rows": int(rows),

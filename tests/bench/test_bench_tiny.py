@@ -419,13 +419,16 @@ def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any
 
 
 @pytest.mark.duckdb
-@pytest.mark.parametrize("row", ["sluicegate", "sluicegate-delta", "sluicegate-iceberg"])
+@pytest.mark.parametrize(
+    "row", ["sluicegate", "sluicegate-daily", "sluicegate-delta", "sluicegate-iceberg"]
+)
 def test_harness_checks_what_sluicegate_published(tmp_path: Path, row: str) -> None:
     """The sluicegate rows (DuckDB file; DuckDB + Delta; DuckDB + Iceberg) are judged on
     their metrics *and* on what they published, read back after the run: the DuckDB file's
     fact export and dimension table; Delta's and Iceberg's fact and dimension tables
     themselves (through delta-rs's file list, through pyiceberg), which the export must
-    equal: fact rows and checksums, dimension rows."""
+    equal: fact rows and checksums, dimension rows. The daily row's timed run is the
+    second date into one warehouse: its day's facts alone equal the truth."""
     record = _run_harness(tmp_path, row)
     assert record["correct"] is True, record["runs"]
     reported = record["runs"][0]["reported"]
@@ -472,11 +475,55 @@ def test_published_outputs_are_read_back_not_taken_from_the_metrics(
     assert any(p.startswith("fact_checksum.sum_quantity:") for p in problems)
 
 
+def _sluicegate_run(src: Path, wh: Path, export: Path, day: str) -> None:
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "sluicegate"),
+            "run",
+            str(REPO / "examples/retail/contract.yml"),
+            "--var",
+            f"root={src}",
+            "--var",
+            f"warehouse={wh}",
+            "--var",
+            f"export={export}",
+            "--logical-date",
+            day,
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+
+
+@pytest.mark.duckdb
+def test_a_daily_row_counts_its_day_and_needs_the_day_before(
+    tmp_path: Path, feed: tuple[Path, dict[str, Any]]
+) -> None:
+    """A daily row reads back only its day's facts (two dates in the outputs would double
+    them), and a warehouse holding no earlier date fails it: the timed run was a first run."""
+    src, expected = feed
+    bench = load_run_bench()
+    wh, export = tmp_path / "w.duckdb", tmp_path / "export"
+    _sluicegate_run(src, wh, export, bench.DAY)
+    first_only = bench.published_counts(wh, export, logical_date=bench.DAY)
+    assert "not a daily run" in first_only["output_error"]
+    _sluicegate_run(src, wh, export, bench.DAY_BEFORE)
+    daily = bench.published_counts(wh, export, logical_date=bench.DAY)
+    assert bench.truth_mismatches({"raw_lines": expected["raw_lines"], **daily}, expected) == []
+    both = bench.published_counts(wh, export)
+    assert both["fact_rows"] == 2 * expected["fact_rows"]
+
+
 @pytest.mark.spark
-def test_harness_runs_sluicegate_on_spark_at_tiny_scale(tmp_path: Path) -> None:
-    """The ``sluicegate-spark`` row: the product on the Spark engine meets the same truth,
-    its published outputs (a Parquet warehouse folder) read back like DuckDB's."""
-    record = _run_harness(tmp_path, "sluicegate-spark", timeout=900)
+@pytest.mark.parametrize("row", ["sluicegate-spark", "sluicegate-spark-daily"])
+def test_harness_runs_sluicegate_on_spark_at_tiny_scale(tmp_path: Path, row: str) -> None:
+    """The ``sluicegate-spark`` rows: the product on the Spark engine meets the same truth,
+    its published outputs (Delta tables) read back like DuckDB's; the daily row's timed run
+    changes the tables the day before's run published."""
+    record = _run_harness(tmp_path, row, timeout=900)
     assert record["correct"] is True, record["runs"]
     reported = record["runs"][0]["reported"]
     assert reported["raw_lines"] == 5_000
