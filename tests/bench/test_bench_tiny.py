@@ -440,13 +440,8 @@ def test_harness_checks_what_sluicegate_published(tmp_path: Path, row: str) -> N
     assert reported["customer_dim_rows"] == expected["customer_dim_rows"]
 
 
-@pytest.mark.duckdb
-def test_published_outputs_are_read_back_not_taken_from_the_metrics(
-    tmp_path: Path, feed: tuple[Path, dict[str, Any]]
-) -> None:
-    """A run whose export lost a partition fails the truth check, whatever its metrics say."""
-    src, expected = feed
-    wh, export = tmp_path / "w.duckdb", tmp_path / "export"
+def _sluicegate_run(src: Path, wh: Path, export: Path, day: str | None = None) -> None:
+    """``sluicegate run`` of the retail contract into ``wh`` and ``export`` (for ``day``)."""
     done = subprocess.run(
         [
             str(Path(sys.executable).parent / "sluicegate"),
@@ -458,6 +453,7 @@ def test_published_outputs_are_read_back_not_taken_from_the_metrics(
             f"warehouse={wh}",
             "--var",
             f"export={export}",
+            *(["--logical-date", day] if day else []),
             "-q",
         ],
         capture_output=True,
@@ -465,6 +461,16 @@ def test_published_outputs_are_read_back_not_taken_from_the_metrics(
         timeout=300,
     )
     assert done.returncode in (0, 1), done.stderr[-2000:]
+
+
+@pytest.mark.duckdb
+def test_published_outputs_are_read_back_not_taken_from_the_metrics(
+    tmp_path: Path, feed: tuple[Path, dict[str, Any]]
+) -> None:
+    """A run whose export lost a partition fails the truth check, whatever its metrics say."""
+    src, expected = feed
+    wh, export = tmp_path / "w.duckdb", tmp_path / "export"
+    _sluicegate_run(src, wh, export)
     bench = load_run_bench()
     whole = bench.published_counts(wh, export)
     assert bench.truth_mismatches({"raw_lines": expected["raw_lines"], **whole}, expected) == []
@@ -473,29 +479,6 @@ def test_published_outputs_are_read_back_not_taken_from_the_metrics(
     problems = bench.truth_mismatches({"raw_lines": expected["raw_lines"], **lost}, expected)
     assert any(p.startswith("fact_rows:") for p in problems)
     assert any(p.startswith("fact_checksum.sum_quantity:") for p in problems)
-
-
-def _sluicegate_run(src: Path, wh: Path, export: Path, day: str) -> None:
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "sluicegate"),
-            "run",
-            str(REPO / "examples/retail/contract.yml"),
-            "--var",
-            f"root={src}",
-            "--var",
-            f"warehouse={wh}",
-            "--var",
-            f"export={export}",
-            "--logical-date",
-            day,
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode in (0, 1), done.stderr[-2000:]
 
 
 @pytest.mark.duckdb
