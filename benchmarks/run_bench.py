@@ -361,11 +361,11 @@ def run_pipeline(
             published = p.published(scratch) if p.published is not None and ok_exit else {}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        reported: dict[str, Any] = {}
         if first is not None:
             problems = [first]
         elif not ok_exit:
             problems = [f"exit code {m.rc}" + ("" if doc else ", no JSON on stdout")]
-            reported: dict[str, Any] = {}
         else:
             reported = {**p.counts(doc), **published}
             problems = truth_mismatches(reported, expected)

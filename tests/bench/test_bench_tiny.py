@@ -346,6 +346,25 @@ def test_harness_runs_the_duckdb_baseline_at_tiny_scale(tmp_path: Path) -> None:
     assert row["truth"] == "ok" and row["median_s"] == record["median_s"]
 
 
+def test_a_failed_day_before_fails_the_row_not_the_harness(
+    tmp_path: Path, feed: tuple[Path, dict[str, Any]]
+) -> None:
+    """A daily row whose untimed run of the day before fails is a wrong row with the reason,
+    and the timed run's own success does not hide it."""
+    src, expected = feed
+    bench = load_run_bench()
+    ok = [sys.executable, "-c", "print('{}')"]
+    p = bench.Pipeline(
+        "daily-probe",
+        lambda _feed, _tmp: ok,
+        lambda _doc: {},
+        before=lambda _feed, _tmp: [sys.executable, "-c", "raise SystemExit(3)"],
+    )
+    res = bench.run_pipeline(p, src, expected, runs=1, wait_quiet=0, timeout=60)
+    assert not res.correct
+    assert res.runs[0]["problems"][0].startswith("the day before's run failed: exit code 3")
+
+
 def _load_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
     assert spec and spec.loader
