@@ -552,5 +552,26 @@ def _jvm_history(spark: SparkSession, path: str, limit: int | None = None) -> Da
 
 
 def table_version(spark: SparkSession, path: str) -> int:
-    """The latest version of the Delta table at ``path``."""
+    """The latest version of the Delta table at ``path``: from its log brought up to date
+    (:func:`log_version`), else from its history (a Spark job: ~0.2 s warm, ~0.5 s cold;
+    a daily run asks ~20 times)."""
+    try:
+        version = log_version(spark, path)
+    except Exception:  # noqa: BLE001 - another Delta release's signature: ask the history
+        version = -1
+    if version >= 0:
+        return version
     return int(_jvm_history(spark, path, 1).select("version").collect()[0][0])
+
+
+def log_version(spark: SparkSession, path: str) -> int:
+    """``DeltaLog.update().version`` of ``path``: a listing of its ``_delta_log`` (~10 ms),
+    the same answer as its history's latest entry; -1 where no table is (the history then
+    raises, as it always did)."""
+    jvm = spark.sparkContext._jvm  # noqa: SLF001
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        spark._jsparkSession,  # noqa: SLF001
+        jvm.org.apache.hadoop.fs.Path(path),
+    )
+    none = jvm.scala.Option.empty()
+    return int(log.update(False, none, none).version())
