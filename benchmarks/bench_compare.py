@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+#: width of the pipeline name column (the longest name, sluicegate-spark-daily, and room)
+NAME = 22
 
 
 def committed_table(results_md: Path) -> dict[str, dict[str, Any]]:
@@ -57,17 +59,17 @@ def compare(last: dict[str, Any], base: dict[str, dict[str, Any]], tolerance: fl
     out = [
         f"this run {last['at']} (scale {last['scale']}, {last['runs']} run(s)) "
         "vs the committed RESULTS.md table",
-        f"  {'pipeline':<22} {'wall s':>8} {'was':>8} {'ratio':>6} "
+        f"  {'pipeline':<{NAME}} {'wall s':>8} {'was':>8} {'ratio':>6} "
         f"{'CPU s':>7} {'was':>7} {'ratio':>6} {'RSS MiB':>8} {'was':>7}  truth",
     ]
     for row in last["rows"]:
         name = row["pipeline"]
         if row.get("skipped"):
-            out.append(f"  {name:<22} skipped: {row['skipped']}")
+            out.append(f"  {name:<{NAME}} skipped: {row['skipped']}")
             continue
         was = base.get(name)
         if was is None or was["lines"] != row["lines"]:
-            out.append(f"  {name:<22} no committed row at {row['lines']:,} lines")
+            out.append(f"  {name:<{NAME}} no committed row at {row['lines']:,} lines")
             continue
         wall_r = row["median_s"] / was["median_s"] if was["median_s"] else None
         cpu_r = (
@@ -77,7 +79,7 @@ def compare(last: dict[str, Any], base: dict[str, dict[str, Any]], tolerance: fl
         )
         flag = row["truth"] != "ok" or (cpu_r is not None and cpu_r > 1 + tolerance)
         out.append(
-            f"{'!' if flag else ' '} {name:<22} {row['median_s']:>8.2f} {was['median_s']:>8.2f} "
+            f"{'!' if flag else ' '} {name:<{NAME}} {row['median_s']:>8.2f} {was['median_s']:>8.2f} "
             f"{_ratio(wall_r)} {row['median_cpu_s'] or 0:>7.1f} {was['median_cpu_s'] or 0:>7.1f} "
             f"{_ratio(cpu_r)} {row['peak_rss_mib']:>8,.0f} {was['peak_rss_mib'] or 0:>7,.0f}  "
             f"{row['truth']}"
