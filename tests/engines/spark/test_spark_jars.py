@@ -34,8 +34,9 @@ SCRIPT = textwrap.dedent(
     loader = spark.sparkContext._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
     iceberg = loader.loadClass("org.apache.iceberg.spark.SparkCatalog").getName()
     aqe = spark.conf.get("spark.sql.adaptive.enabled")
+    packed = spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed")
     print(json.dumps({"copied": copied, "rows": rows, "iceberg": iceberg, "owned": owned,
-                      "aqe": aqe}))
+                      "aqe": aqe, "packed": packed}))
     spark.stop()
     """
 )
@@ -57,3 +58,4 @@ def test_a_local_session_copies_no_jar_and_still_has_delta_and_iceberg(tmp_path)
     assert seen["rows"] == 5
     assert seen["iceberg"] == "org.apache.iceberg.spark.SparkCatalog"
     assert seen["aqe"] == "false"  # local defaults: no re-planning at each shuffle
+    assert seen["packed"] == "false"  # local defaults: cached columns kept as they are

@@ -108,6 +108,7 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
     d = local_defaults("local[2]", {}, {})
     assert d["spark.sql.shuffle.partitions"] == "4"
     assert d["spark.sql.adaptive.enabled"] == "false"
+    assert d["spark.sql.inMemoryColumnarStorage.compressed"] == "false"
     assert d["spark.driver.memory"].endswith("m")
     assert LOCAL_JVM in d["spark.driver.extraJavaOptions"]
     assert "log4j2.configurationFile" in d["spark.driver.extraJavaOptions"]
@@ -116,6 +117,7 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
         "spark.sql.shuffle.partitions": "64",
         "spark.driver.memory": "1g",
         "spark.sql.adaptive.enabled": "true",
+        "spark.sql.inMemoryColumnarStorage.compressed": "true",
     }
     assert set(local_defaults("local[2]", mine, {})) == {"spark.driver.extraJavaOptions"}
     assert "spark.driver.memory" not in local_defaults(
