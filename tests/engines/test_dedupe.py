@@ -114,8 +114,13 @@ def ranked(rows: list[dict[str, Any]], seed: int = 1) -> dict[tuple[str, int], t
             for r in shuffled
         ],
     )
+    # as a run does: the repeated keys a table of their own, then the ranking
     con.execute(
-        "CREATE TABLE ranking AS " + render(dedupe_c.ranking_select("typed", DEDUPE), "duckdb")
+        "CREATE TABLE repeated AS " + render(dedupe_c.repeated_select("typed", DEDUPE), "duckdb")
+    )
+    con.execute(
+        "CREATE TABLE ranking AS "
+        + render(dedupe_c.ranking_select("typed", DEDUPE, "repeated"), "duckdb")
     )
     sql = render(dedupe_c.ranked_select("typed", DEDUPE, "ranking"), "duckdb")
     got = con.execute(
@@ -172,15 +177,20 @@ def test_no_dedupe_keeps_every_row():
 
 REAL_ORDER_TERMS = dedupe_c.order_terms
 REAL_RANKING = dedupe_c.ranking_select
+REAL_REPEATED = dedupe_c.repeated_select
 
 
 def _rewritten(rewrite):  # noqa: ANN001, ANN202 - rewrite: node -> node
-    """A ranking_select whose tree is rewritten node by node."""
+    """The ranking's two selects (the repeated keys, the ranking) with their trees
+    rewritten node by node."""
 
-    def mutant(*a: Any, **k: Any) -> exp.Expression:
+    def ranking(*a: Any, **k: Any) -> exp.Expression:
         return REAL_RANKING(*a, **k).transform(rewrite)
 
-    return mutant
+    def repeated(*a: Any, **k: Any) -> exp.Expression:
+        return REAL_REPEATED(*a, **k).transform(rewrite)
+
+    return {"ranking_select": ranking, "repeated_select": repeated}
 
 
 def _no_tiebreak(d: Dedupe, t: str | None = None) -> list[exp.Ordered]:
@@ -231,10 +241,10 @@ MUTANTS = {
     "no_lineage_tiebreak": ("order_terms", _no_tiebreak),
     "lineage_desc": ("order_terms", _lineage_desc),
     "nulls_first": ("order_terms", _nulls_first),
-    "corrupt_ranked": ("ranking_select", _rewritten(_corrupt_ranked)),
-    "null_keys_equal": ("ranking_select", _rewritten(_null_keys_equal)),
+    "corrupt_ranked": _rewritten(_corrupt_ranked),
+    "null_keys_equal": _rewritten(_null_keys_equal),
     "mismatch_skipped": ("ranking_select", _mismatch_skipped),
-    "wrong_kept_lineage": ("ranking_select", _rewritten(_wrong_kept)),
+    "wrong_kept_lineage": _rewritten(_wrong_kept),
 }
 
 
@@ -242,8 +252,9 @@ MUTANTS = {
 def test_mutant_disagrees_with_the_oracle(name, monkeypatch):
     rows = make_rows()
     want = oracle(rows)
-    attr, mutant = MUTANTS[name]
-    monkeypatch.setattr(dedupe_c, attr, mutant)
+    patches = MUTANTS[name]
+    for attr, mutant in patches.items() if isinstance(patches, dict) else [patches]:
+        monkeypatch.setattr(dedupe_c, attr, mutant)
     assert any(ranked(rows, seed) != want for seed in (1, 2, 3)), f"mutant {name} survived"
 
 
@@ -372,3 +383,20 @@ def test_rescued_data_follows_a_duplicate(tmp_path):
     run(tmp_path)
     bad = [d for d in fetch(tmp_path, "SELECT * FROM dups") if d["sale_id"] == "S3"]
     assert [json.loads(d["_rescued_data"]) for d in bad] == [{"qty": "bad"}]
+
+
+def test_a_run_keeps_the_repeated_keys_as_a_table_and_ranks_from_it(tmp_path):
+    """The run materializes the repeated keys before ranking (on Spark their known size
+    makes the join a broadcast: tests/engines/spark/test_spark_dedupe_plan.py)."""
+    from tests.engines.test_publish import feed as rows_feed
+    from tests.engines.test_publish import govern_contract, run, write_rows
+
+    contract = govern_contract(tmp_path, engine="duckdb")
+    write_rows(tmp_path / "data.json", rows_feed(300, bad=5, dups=20))
+    result = run(contract, engine_name="duckdb", engine_options={"profile": True})
+    assert result.exit_code == 0, result.metrics.get("error")
+    assert result.metrics["ledger"]["duplicates"] == 20
+    dedupe = [p["sql"] for p in result.metrics["profile"] if p["stage"] == "dedupe"]
+    made = [i for i, s in enumerate(dedupe) if 'TABLE "_sg_repeated"' in s]
+    ranked = [i for i, s in enumerate(dedupe) if 'TABLE "_sg_ranking"' in s]
+    assert made and ranked and made[0] < ranked[0], dedupe

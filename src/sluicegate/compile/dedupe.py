@@ -37,22 +37,41 @@ def order_terms(dedupe: Dedupe, table: str | None = None) -> list[exp.Ordered]:
     return terms
 
 
-def ranking_select(typed_table: str, dedupe: Dedupe) -> exp.Select:
-    """Lineage, ``_rn`` and the kept row's lineage of the rows whose key occurs more than once.
+def repeated_select(typed_table: str, dedupe: Dedupe) -> exp.Select:
+    """The keys that occur more than once (``_dk0`` ...), corrupt rows and keys with a
+    NULL part left out (never duplicates).
 
-    Corrupt rows and keys with a NULL part are left out (never duplicates).
-    """
+    The run keeps it as a small table of its own: its size is then known, so Spark joins
+    it to the typed rows by broadcast instead of shuffling a million rows by key (with
+    adaptive execution off, an inline aggregate's size is estimated from its input)."""
     keys = list(dedupe.key)
     keyed = exp.and_(
         exp.Not(this=col("_corrupt")),
         *[exp.Not(this=exp.Is(this=col(k), expression=exp.null())) for k in keys],
     )
-    repeated = (
+    return (
         exp.select(*[exp.alias_(col(k), ident(f"_dk{i}")) for i, k in enumerate(keys)])
         .from_(exp.to_table(typed_table))
         .where(keyed)
         .group_by(*[col(k) for k in keys])
         .having(exp.GT(this=exp.func("COUNT", exp.Star()), expression=exp.Literal.number(1)))
+    )
+
+
+def ranking_select(
+    typed_table: str, dedupe: Dedupe, repeated_table: str | None = None
+) -> exp.Select:
+    """Lineage, ``_rn`` and the kept row's lineage of the rows whose key occurs more than once.
+
+    ``repeated_table`` is a materialized :func:`repeated_select`; without it the keys are
+    an inline subquery."""
+    keys = list(dedupe.key)
+    repeated: exp.Expression = (
+        exp.Table(this=ident(repeated_table), alias=exp.TableAlias(this=ident("_d")))
+        if repeated_table
+        else exp.Subquery(
+            this=repeated_select(typed_table, dedupe), alias=exp.TableAlias(this=ident("_d"))
+        )
     )
     on = exp.and_(
         exp.Not(this=col("_corrupt", "_t")),
@@ -82,7 +101,7 @@ def ranking_select(typed_table: str, dedupe: Dedupe) -> exp.Select:
         )
         .from_(exp.Table(this=ident(typed_table), alias=exp.TableAlias(this=ident("_t"))))
         .join(
-            exp.Subquery(this=repeated, alias=exp.TableAlias(this=ident("_d"))),
+            repeated,
             on=on,
             join_type="INNER",
         )

@@ -57,6 +57,7 @@ from .state import (
     T_QUARANTINED,
     T_RANKED,
     T_RANKING,
+    T_REPEATED,
     T_ROUTED,
     T_TYPED,
     RunContext,
@@ -74,6 +75,7 @@ __all__ = [
     "T_QUARANTINED",
     "T_RANKED",
     "T_RANKING",
+    "T_REPEATED",
     "T_ROUTED",
     "T_TYPED",
     "RunContext",
@@ -289,8 +291,10 @@ def stage_dedupe(ctx: RunContext) -> None:
     ranking = None
     if ctx.contract.dedupe is not None:
         ranking = T_RANKING
+        dedupe = ctx.contract.dedupe
+        eng.create_table_as(T_REPEATED, dedupe_c.repeated_select(T_TYPED, dedupe), temporary=True)
         eng.create_table_as(
-            T_RANKING, dedupe_c.ranking_select(T_TYPED, ctx.contract.dedupe), temporary=True
+            T_RANKING, dedupe_c.ranking_select(T_TYPED, dedupe, T_REPEATED), temporary=True
         )
     ranked = dedupe_c.ranked_select(T_TYPED, ctx.contract.dedupe, ranking)
     ranked = ctx.mode.against_prior(ctx, ranked, T_TYPED)  # earlier micro-batches' rows win

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # -- the run's TEMP tables, in the order the stages create them ----------------------------
 T_LINES = "_sg_lines"  # the source's raw lines (or Parquet rows) with lineage
 T_TYPED = "_sg_typed"  # the typed relation (compile/read/relation.py)
-T_RANKING = "_sg_ranking"  # the small table of repeated keys, ranked
+T_REPEATED = "_sg_repeated"  # the small table of the keys that occur more than once
+T_RANKING = "_sg_ranking"  # the rows of those keys, ranked
 T_RANKED = "_sg_ranked"  # view: every typed row with _rn (1 = kept)
 T_KEPT = "_sg_kept"  # view: the kept rows
 T_FLAGS = "_sg_flags"  # one pass flag per check (compile/route.py)
