@@ -35,8 +35,13 @@ SCRIPT = textwrap.dedent(
     iceberg = loader.loadClass("org.apache.iceberg.spark.SparkCatalog").getName()
     aqe = spark.conf.get("spark.sql.adaptive.enabled")
     packed = spark.conf.get("spark.sql.inMemoryColumnarStorage.compressed")
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    young = int(bean.getVMOption("MaxNewSize").getValue())
+    heap = int(jvm.java.lang.Runtime.getRuntime().maxMemory())
     print(json.dumps({"copied": copied, "rows": rows, "iceberg": iceberg, "owned": owned,
-                      "aqe": aqe, "packed": packed}))
+                      "aqe": aqe, "packed": packed, "young": young, "heap": heap}))
     spark.stop()
     """
 )
@@ -59,3 +64,6 @@ def test_a_local_session_copies_no_jar_and_still_has_delta_and_iceberg(tmp_path)
     assert seen["iceberg"] == "org.apache.iceberg.spark.SparkCatalog"
     assert seen["aqe"] == "false"  # local defaults: no re-planning at each shuffle
     assert seen["packed"] == "false"  # local defaults: cached columns kept as they are
+    # the JVM runs with the young generation capped (every page it touched stays resident)
+    assert seen["young"] == 512 << 20, seen
+    assert seen["heap"] > 2 * seen["young"], seen

@@ -120,6 +120,12 @@ def test_local_sessions_get_small_shuffles_a_bigger_heap_and_jit_flags_unless_se
         "spark.sql.inMemoryColumnarStorage.compressed": "true",
     }
     assert set(local_defaults("local[2]", mine, {})) == {"spark.driver.extraJavaOptions"}
+    # the young generation is capped at 512m, or a third of a smaller heap, whoever set it
+    assert "-XX:MaxNewSize=512m" in d["spark.driver.extraJavaOptions"]
+    yours = local_defaults("local[2]", mine, {})["spark.driver.extraJavaOptions"]
+    assert "-XX:MaxNewSize=341m" in yours
+    env = local_defaults("local[2]", {}, {"SPARK_DRIVER_MEMORY": "900m"})
+    assert "-XX:MaxNewSize=300m" in env["spark.driver.extraJavaOptions"]
     assert "spark.driver.memory" not in local_defaults(
         "local[2]", {}, {"SPARK_DRIVER_MEMORY": "2g"}
     )
