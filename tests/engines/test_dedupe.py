@@ -238,12 +238,12 @@ def _mismatch_skipped(*a: Any, **k: Any) -> exp.Expression:
 
 
 MUTANTS = {
-    "no_lineage_tiebreak": ("order_terms", _no_tiebreak),
-    "lineage_desc": ("order_terms", _lineage_desc),
-    "nulls_first": ("order_terms", _nulls_first),
+    "no_lineage_tiebreak": {"order_terms": _no_tiebreak},
+    "lineage_desc": {"order_terms": _lineage_desc},
+    "nulls_first": {"order_terms": _nulls_first},
     "corrupt_ranked": _rewritten(_corrupt_ranked),
     "null_keys_equal": _rewritten(_null_keys_equal),
-    "mismatch_skipped": ("ranking_select", _mismatch_skipped),
+    "mismatch_skipped": {"ranking_select": _mismatch_skipped},
     "wrong_kept_lineage": _rewritten(_wrong_kept),
 }
 
@@ -252,8 +252,7 @@ MUTANTS = {
 def test_mutant_disagrees_with_the_oracle(name, monkeypatch):
     rows = make_rows()
     want = oracle(rows)
-    patches = MUTANTS[name]
-    for attr, mutant in patches.items() if isinstance(patches, dict) else [patches]:
+    for attr, mutant in MUTANTS[name].items():
         monkeypatch.setattr(dedupe_c, attr, mutant)
     assert any(ranked(rows, seed) != want for seed in (1, 2, 3)), f"mutant {name} survived"
 
