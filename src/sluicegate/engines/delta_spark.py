@@ -72,6 +72,7 @@ from .delta_journal import (
 )
 from .hadoop_fs import HadoopFS
 from .side_by_side import side_by_side
+from .spark_empty import empty_frame
 from .spark_store import Fault, SparkStoreTx, SparkTableStore
 from .storage import DELTA, CommitResult, spark_uri
 
@@ -189,7 +190,7 @@ class DeltaTx(SparkStoreTx):
         if e.how == "drop":
             return None
         if name in self._empty:
-            return self.spark.createDataFrame([], self._empty[name])
+            return empty_frame(self.spark, self._empty[name])
         return self.spark.read.format("delta").load(e.shadow)
 
     def tables(self) -> list[str]:
@@ -249,7 +250,7 @@ class DeltaTx(SparkStoreTx):
         """Write a table created empty, so DML can run on it."""
         schema = self._empty.pop(name, None)
         if schema is not None:
-            self._write_whole(name, self.spark.createDataFrame([], schema))
+            self._write_whole(name, empty_frame(self.spark, schema))
 
     def drop(self, name: str) -> None:
         before = self._before(name)

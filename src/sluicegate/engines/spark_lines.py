@@ -35,6 +35,8 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
+from .spark_empty import empty_frame
+
 DEFAULT_WHOLETEXT_MAX_BYTES = 256 << 20
 #: A file read whole is held several times over while its lines are split out (its
 #: bytes, the decoded value, the split array, the exploded rows), by every task slot at
@@ -113,7 +115,7 @@ def read_lines(
 ) -> DataFrame:
     """``(_source_file, _source_line, _line)`` for every non-blank line of ``files``."""
     if not files:
-        return spark.createDataFrame([], LINES_SCHEMA)
+        return empty_frame(spark, LINES_SCHEMA)
     # an s3:// object is read split-aware (exact for any size or encoding) without first
     # downloading it to the driver to measure and decode it
     whole = [
@@ -170,10 +172,10 @@ def _split_aware(spark: SparkSession, files: Sequence[str]) -> DataFrame:
         "_block",
         "_first",
         (F.sum("_rows").over(per_file) - F.col("_rows")).alias("_offset"),
-    ).collect()
+    ).toArrow()
+    # from Arrow, a local relation: a Python list would start Python workers (spark_empty)
     table = spark.createDataFrame(
-        [(r["_uri"], r["_block"], r["_first"], r["_offset"]) for r in offsets],
-        "_uri string, _block bigint, _first bigint, _offset bigint",
+        offsets, "_uri string, _block bigint, _first bigint, _offset bigint"
     )
     numbered = raw.join(F.broadcast(table), ["_uri", "_block"]).select(
         bound_path(F.col("_uri")).alias("_source_file"),
