@@ -36,7 +36,10 @@ def test_an_empty_frame_has_the_schema_asked_for_and_no_task_to_run(spark, tmp_p
     # written and read back as a table with the same columns
     df.write.format("delta").save(str(tmp_path / "t"))
     back = spark.read.format("delta").load(str(tmp_path / "t"))
-    assert [(f.name, f.dataType) for f in back.schema] == [("sale_id", StringType()), ("qty", LongType())]
+    assert [(f.name, f.dataType) for f in back.schema] == [
+        ("sale_id", StringType()),
+        ("qty", LongType()),
+    ]
     assert back.count() == 0
 
 
