@@ -1,7 +1,7 @@
 """An empty Spark DataFrame of a given schema, made without a Python worker.
 
 ``SparkSession.createDataFrame([], schema)`` goes through a Python RDD: PySpark
-re-serializes the (empty) local list with a ``map`` on two partitions, and running them
+re-serializes the (empty) local list with a ``map`` on one partition per core, and running them
 starts Spark's Python worker daemon and a worker per task slot. For a run that needs no
 Python on its executors that is ~140 MiB of resident memory and ~0.7 s on a local
 driver, and on a cluster it is a failure waiting to happen (an executor whose Python is

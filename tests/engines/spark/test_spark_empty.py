@@ -2,7 +2,7 @@
 
 A table a run creates empty (a DLQ inbox on its first run, a source with no files) used
 to be ``createDataFrame([], schema)``: PySpark re-serializes the empty list with a
-``map`` over two partitions, and running them started Spark's Python worker daemon and a
+``map`` over one partition per core, and running them started Spark's Python worker daemon and a
 worker per slot — ~140 MiB and ~0.7 s on a local driver, and a refused task on a cluster
 whose executors run another Python. ``spark_empty.empty_frame`` has no partitions, so no
 task and no worker; its schema is the one asked for, nullability included.
