@@ -8,6 +8,7 @@ error, 3 ledger violation, 4 upstream not ready, 5 another run holds the lock.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
@@ -81,6 +82,7 @@ def cli(debug: bool = False) -> None:
     """
     if debug:
         DEBUG["on"] = True
+        os.environ["SLUICEGATE_DEBUG"] = "1"  # engines read it too (the Spark JVM's log)
 
 
 @cli.command(context_settings=CONTEXT)

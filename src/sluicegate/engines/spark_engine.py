@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from py4j.protocol import Py4JJavaError, Py4JNetworkError
+from py4j.protocol import Py4JError, Py4JNetworkError
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
@@ -389,9 +389,11 @@ class SparkEngine(Engine):
         if self._java_process() is None:
             return None
         cut_off = _gateway_lost(exc)
-        # a raw Java error (not one PySpark converts, like AnalysisException) may be the
-        # JVM going down for a reason its text does not show: a short look first
-        grace = JVM_GRACE_SECONDS if isinstance(exc, Py4JJavaError) else 0.0
+        # a raw py4j error (not one PySpark converts, like AnalysisException) may be the
+        # JVM going down for a reason its text does not show — a Java error, or a gateway
+        # that no longer finds its own classes ("py4j does not exist in the JVM") while
+        # the JVM runs its shutdown hooks: a short look first
+        grace = JVM_GRACE_SECONDS if isinstance(exc, Py4JError) else 0.0
         code = self._jvm_exit_code(JVM_EXIT_WAIT_SECONDS if cut_off else grace)
         if code is None and not cut_off:
             return None  # an ordinary error from a JVM that still runs

@@ -161,7 +161,7 @@ def local_defaults(
         "spark.driver.memory", env.get("SPARK_DRIVER_MEMORY") or out.get("spark.driver.memory")
     )
     heap = jvm_size(str(heap_setting or ""), 1 << 30)  # Spark's own default is 1g
-    java = quiet_driver_options()["spark.driver.extraJavaOptions"]
+    java = quiet_driver_options(env)["spark.driver.extraJavaOptions"]
     out["spark.driver.extraJavaOptions"] = " ".join(
         f for f in (java, LOCAL_JVM, young_flag(heap), driver_flags(env)) if f
     )
@@ -169,17 +169,25 @@ def local_defaults(
 
 
 LOG4J2 = """\
-# sluicegate: Spark's driver logs errors only (a run's own report is the metrics JSON)
+# sluicegate: Spark's driver logs errors only (a run's own report is the metrics JSON),
+# each on one line: the message and its exception's first line, no stack frames
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
 logger.repl.name = org.apache.spark.repl.Main
 logger.repl.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m@EXCEPTION@%n
+appender.console.layout.alwaysWriteExceptions = false
 """
+
+#: how an error's exception is printed: its first line, or under ``--debug`` the whole
+#: Java stack trace (log4j2 pattern fragments; the file is read as ISO-8859-1: ASCII only)
+LOG4J2_EXCEPTION = {False: "%notEmpty{: %ex{1}{separator()}}", True: "%n%ex"}
 
 
 _SIZE = re.compile(r"\s*([0-9]+)\s*([kmgt]?)b?\s*", re.IGNORECASE)
@@ -214,18 +222,27 @@ def heap_per_task(spark: Any, master: str | None) -> int:
     return heap // max(1, int(slots) if slots.isdigit() else 1)
 
 
-def quiet_driver_options() -> dict[str, str]:
-    """A log4j2 file that keeps the driver to errors (Spark's default prints WARN lines)."""
-    path = os.path.join(tempfile.gettempdir(), f"sluicegate-log4j2-{os.getuid()}.properties")
+def quiet_driver_options(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A log4j2 file that keeps the driver to errors (Spark's default prints WARN lines).
+
+    An error is one line — Spark's message and its exception's first line — because a
+    user reads sluicegate's own one-line error, not the JVM's: a task out of heap used to
+    print ~60 lines of Java stack frames before it. ``SLUICEGATE_DEBUG`` (``--debug``)
+    keeps the whole stack traces, as it keeps Python's."""
+    env = os.environ if environ is None else environ
+    debug = env.get("SLUICEGATE_DEBUG", "") not in ("", "0")
+    text = LOG4J2.replace("@EXCEPTION@", LOG4J2_EXCEPTION[debug])
+    name = f"sluicegate-log4j2-{os.getuid()}{'-debug' if debug else ''}.properties"
+    path = os.path.join(tempfile.gettempdir(), name)
     try:
         with open(path, encoding="utf-8") as f:
             current = f.read()
     except OSError:
         current = None
-    if current != LOG4J2:
+    if current != text:
         tmp = f"{path}.{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write(LOG4J2)
+            f.write(text)
         os.replace(tmp, path)
     return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{path}"}
 
