@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EngineUnavailable, UsageError
+from .jvm_options import merge_java_options
 from .spark_cds import driver_flags
 from .spark_jars import DELTA_EXTENSION, has_delta, lakehouse_config
 
@@ -53,6 +54,8 @@ PINNED: dict[str, str] = {
     "spark.sql.variant.allowDuplicateKeys": "true",
 }
 """Runtime SQL settings every sluicegate session carries (they win over user options)."""
+
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 QUIET: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
 """Static settings for a session sluicegate builds itself: logs stay clean (core never prints)."""
@@ -135,7 +138,9 @@ def local_defaults(
       class-data-sharing archive when there is one (``spark_cds``).
 
     Anything in ``options`` (the contract's ``engine.options``) wins; so does
-    ``SPARK_DRIVER_MEMORY`` in the environment.
+    ``SPARK_DRIVER_MEMORY`` in the environment. The contract's own
+    ``spark.driver.extraJavaOptions`` is added to ours, flag by flag, its own winning
+    (``jvm_options.merge_java_options``): setting one flag keeps the others.
 
     >>> local_defaults("local[2]", {}, {})["spark.sql.shuffle.partitions"]
     '4'
@@ -161,11 +166,11 @@ def local_defaults(
         "spark.driver.memory", env.get("SPARK_DRIVER_MEMORY") or out.get("spark.driver.memory")
     )
     heap = jvm_size(str(heap_setting or ""), 1 << 30)  # Spark's own default is 1g
-    java = quiet_driver_options(env)["spark.driver.extraJavaOptions"]
-    out["spark.driver.extraJavaOptions"] = " ".join(
-        f for f in (java, LOCAL_JVM, young_flag(heap), driver_flags(env)) if f
-    )
-    return {k: v for k, v in out.items() if k not in options}
+    java = quiet_driver_options(env)[JAVA_OPTIONS]
+    ours = " ".join(f for f in (java, LOCAL_JVM, young_flag(heap), driver_flags(env)) if f)
+    out = {k: v for k, v in out.items() if k not in options}
+    out[JAVA_OPTIONS] = merge_java_options(ours, str(options.get(JAVA_OPTIONS, "")))
+    return out
 
 
 LOG4J2 = """\
@@ -187,7 +192,7 @@ appender.console.layout.alwaysWriteExceptions = false
 
 #: how an error's exception is printed: its first line, or under ``--debug`` the whole
 #: Java stack trace (log4j2 pattern fragments; the file is read as ISO-8859-1: ASCII only)
-LOG4J2_EXCEPTION = {False: "%notEmpty{: %ex{1}{separator()}}", True: "%n%ex"}
+LOG4J2_EXCEPTION = {False: "%notEmpty{: %ex{1}{separator()}}", True: "%notEmpty{%n%ex}"}
 
 
 _SIZE = re.compile(r"\s*([0-9]+)\s*([kmgt]?)b?\s*", re.IGNORECASE)
@@ -244,7 +249,7 @@ def quiet_driver_options(environ: Mapping[str, str] | None = None) -> dict[str, 
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{path}"}
+    return {JAVA_OPTIONS: f"-Dlog4j2.configurationFile=file:{path}"}
 
 
 @dataclass(frozen=True)
@@ -348,11 +353,15 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
     master = spec.master or DEFAULT_MASTER
     builder = SparkSession.builder.master(master).appName(spec.app_name)
     local = local_defaults(master, spec.options)
+    driver = quiet_driver_options()
+    driver[JAVA_OPTIONS] = merge_java_options(
+        driver[JAVA_OPTIONS], str(spec.options.get(JAVA_OPTIONS, ""))
+    )
     for k, v in {
         **QUIET,
-        **quiet_driver_options(),
-        **local,
         **dict(spec.options),
+        **driver,
+        **local,
         **lakehouse_config(spec.options, local=local_cores(master) is not None),
         **PINNED,
     }.items():
