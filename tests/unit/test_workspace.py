@@ -111,7 +111,12 @@ def test_the_dlq_store_and_a_run_open_the_same_engine(tmp_path, captured):
         pass
     with pytest.raises(Opened) as run:
         run_contract(loaded)
-    assert dlq.value.args == run.value.args == ("spark", str(tmp_path / "wh"), SPARK_FROM_CONTRACT)
+    assert dlq.value.args == ("spark", str(tmp_path / "wh"), SPARK_FROM_CONTRACT)
+    # the same, and the run alone says how much it will read (a driver's heap, run/modes.py)
+    name, warehouse, options = run.value.args
+    size = options.pop("input_bytes")
+    assert (name, warehouse, options) == dlq.value.args
+    assert size == (tmp_path / "data.json").stat().st_size == 10
 
 
 def test_a_suffixless_duckdb_warehouse_is_a_file_with_its_runs_beside_it(tmp_path):

@@ -44,6 +44,10 @@ class EngineCapabilities:
     #: its own table format keeps the whole warehouse in one file (a DuckDB database), so
     #: the warehouse path names a file even without a suffix; a folder otherwise
     warehouse_file: bool = False
+    #: its memory is fixed when it starts (a local Spark driver's heap): a run tells it the
+    #: input's size as it opens (``input_bytes``) where the size is known before the
+    #: bind; an engine without it resizes after the bind (``Engine.size_for_input``)
+    memory_at_start: bool = False
 
 
 DUCKDB = EngineCapabilities(
@@ -65,6 +69,7 @@ SPARK = EngineCapabilities(
     kafka_stream=True,
     cluster=True,
     bucket_bitmaps=True,
+    memory_at_start=True,
 )
 
 BY_NAME: dict[str, EngineCapabilities] = {"duckdb": DUCKDB, "spark": SPARK}

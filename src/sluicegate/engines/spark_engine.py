@@ -46,7 +46,7 @@ from .object_store import unreachable_store
 from .spark_formats import store_class
 from .spark_lines import read_lines, read_parquet, spark_path, wholetext_budget
 from .spark_profile import StatementClock
-from .spark_session import heap_per_task, open_session, resolve_spec
+from .spark_session import heap_per_task, local_cores, open_session, resolve_spec
 from .spark_store import SparkStoreTx
 from .spark_subquery_dml import merge_for_subquery_dml
 from .storage import is_object_store
@@ -101,6 +101,7 @@ class SparkEngine(Engine):
         s3: Any = None,
         iceberg: Any = None,
         profile: bool = False,
+        input_bytes: int | None = None,
     ) -> None:
         if not is_object_store(warehouse):
             warehouse = os.path.abspath(warehouse)
@@ -118,7 +119,7 @@ class SparkEngine(Engine):
             contract_master=contract_master,
             contract_remote=contract_remote,
         )
-        self.spark, self._owned = open_session(self.spec)
+        self.spark, self._owned = open_session(self.spec, input_bytes=input_bytes)
         #: ``run --profile``: every call that makes Spark work, timed (spark_profile.py)
         self.profile = [] if profile else None
         self._clock = StatementClock(self, self.spark)
@@ -150,6 +151,17 @@ class SparkEngine(Engine):
         self._unviewed: set[str] = set()
         for table in self.store.tables():
             self._publish_view(table)
+
+    def size_for_input(self, input_bytes: int) -> str | None:
+        """A local driver's heap is fixed when its JVM starts — sized by the input where
+        the run knew it before opening the engine (spark_session.driver_heap); reported
+        for the run's metrics (None on a cluster or Spark Connect)."""
+        if local_cores(self.spec.master) is None:
+            return None
+        try:
+            return str(self.spark.conf.get("spark.driver.memory"))
+        except Exception:  # noqa: BLE001 - not set: Spark's own 1g default
+            return None
 
     # -- execution -------------------------------------------------------------------
     def _text(self, statement: exp.Expression | str) -> str:

@@ -79,9 +79,37 @@ LOCAL_JVM = (
 See docs/spark.md ("Local mode defaults") and benchmarks/README.md (``sluicegate-spark``)."""
 
 LOCAL_DRIVER_MEMORY = 4 << 30
-"""Heap of a local-mode driver (it is also the executor): Spark's 1g default made G1
-collect all the time once the typed relation was cached (34 CPU s of a 1M-line run,
-9 CPU s with 4g). Capped at half of the machine's memory."""
+"""Heap of a local-mode driver (it is also the executor) when the run's input size is
+not known before it starts (a watch, a micro-batch, a table source): Spark's 1g default
+made G1 collect all the time once the typed relation was cached (34 CPU s of a 1M-line
+run, 9 CPU s with 4g). Capped at half of the machine's memory."""
+
+LOCAL_HEAP_FLOOR = 2 << 30
+"""The smallest heap a local driver gets when the input's size is known: 1M-line retail
+runs (230 MB) took the same time with 2g as with 4g and peaked ~400 MiB lower; 5M lines
+(1.15 GB) 272.6 s / 3.1 GiB with 2g against 267.3 s / 5.1 GiB with 4g (benchmarks/RESULTS.md)."""
+
+HEAP_PER_INPUT_BYTE = 2
+"""A known input gets a heap of twice its bytes (between :data:`LOCAL_HEAP_FLOOR` and
+:data:`LOCAL_DRIVER_MEMORY`): a 10M-line input (2.3 GB) ran a 2g driver out of heap and
+finished in 4g; 2g held 5M lines (1.15 GB), so twice the bytes keeps ~15 % above both."""
+
+
+def driver_heap(input_bytes: int | None, ram: int) -> int:
+    """Bytes of heap for a local driver on a machine with ``ram`` bytes, reading
+    ``input_bytes`` (None: not known before the session starts).
+
+    >>> GiB = 1 << 30
+    >>> [driver_heap(n, 24 * GiB) / GiB for n in (None, 230_000_000, 1_600 << 20, 3 * GiB)]
+    [4.0, 2.0, 3.125, 4.0]
+    >>> driver_heap(230_000_000, 3 * GiB) / GiB  # at most half the RAM, at least 1g
+    1.5
+    """
+    most = max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2))
+    if input_bytes is None:
+        return most
+    return min(most, max(LOCAL_HEAP_FLOOR, HEAP_PER_INPUT_BYTE * input_bytes))
+
 
 LOCAL_YOUNG_MAX = 512 << 20
 """Largest young generation of a local-mode driver (``-XX:MaxNewSize``, at most a third
@@ -117,7 +145,11 @@ def local_cores(master: str | None) -> int | None:
 
 
 def local_defaults(
-    master: str | None, options: Mapping[str, str], environ: Mapping[str, str] | None = None
+    master: str | None,
+    options: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    input_bytes: int | None = None,
 ) -> dict[str, str]:
     """Settings for a local-mode session sluicegate builds, where the user set none.
 
@@ -132,7 +164,9 @@ def local_defaults(
       ranked and routed relations in the driver's own JVM; compressing the cached columns
       cost ~2.3 s of a 1M-line typed relation's 15 s and saved 14 % of its memory (48 vs
       56 MiB: string columns barely compress), ~5 % of a whole 1M-line run.
-    * ``spark.driver.memory``: :data:`LOCAL_DRIVER_MEMORY` (capped at half the RAM).
+    * ``spark.driver.memory``: sized by the run's ``input_bytes`` when they are known
+      before the session starts (:func:`driver_heap`), :data:`LOCAL_DRIVER_MEMORY`
+      otherwise; at most half the RAM.
     * ``spark.driver.extraJavaOptions``: the log4j2 file, :data:`LOCAL_JVM`, the young
       generation's cap for the heap the driver gets (:func:`young_flag`) and the
       class-data-sharing archive when there is one (``spark_cds``).
@@ -161,7 +195,7 @@ def local_defaults(
             ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
             ram = 2 * LOCAL_DRIVER_MEMORY
-        out["spark.driver.memory"] = f"{max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2)) >> 20}m"
+        out["spark.driver.memory"] = f"{driver_heap(input_bytes, ram) >> 20}m"
     heap_setting = options.get(
         "spark.driver.memory", env.get("SPARK_DRIVER_MEMORY") or out.get("spark.driver.memory")
     )
@@ -310,8 +344,11 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
+def open_session(spec: SessionSpec, *, input_bytes: int | None = None):  # noqa: ANN201
     """A session for one engine: reuse the process's active session when there is one.
+
+    ``input_bytes``: what the run will read, when known before it starts; a local driver
+    sluicegate starts gets a heap sized by it (:func:`driver_heap`).
 
     Reuse means ``newSession()``: the same SparkContext (one JVM, one set of executors) but
     private temporary views and SQL settings, so a run's ``_sg_*`` views and pinned
@@ -352,7 +389,7 @@ def open_session(spec: SessionSpec):  # noqa: ANN201 - pyspark.sql.SparkSession
         )
     master = spec.master or DEFAULT_MASTER
     builder = SparkSession.builder.master(master).appName(spec.app_name)
-    local = local_defaults(master, spec.options)
+    local = local_defaults(master, spec.options, input_bytes=input_bytes)
     driver = quiet_driver_options()
     driver[JAVA_OPTIONS] = merge_java_options(
         driver[JAVA_OPTIONS], str(spec.options.get(JAVA_OPTIONS, ""))

@@ -95,6 +95,11 @@ class Incremental:
     files: list[bind_s.BoundFile] = field(default_factory=list)
 
     # -- bind ------------------------------------------------------------------------
+    def input_size(self, loaded: Any) -> int | None:
+        """Not known up front: the new files are found against the ledger, and a watch's
+        engine serves later micro-batches that may be larger."""
+        return None
+
     def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
         """The binding of the new files and the micro-batch's run id.
 

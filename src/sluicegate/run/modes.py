@@ -7,6 +7,7 @@ replaces its logical date's rows and has nothing of earlier runs to dedupe again
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from . import bind as bind_s
@@ -15,7 +16,12 @@ from .checks import Fact
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from ..contract.loader import LoadedContract
     from .state import Mode, RunContext, RunResult
+
+
+#: source formats whose size is not a listing of files (read through their own catalog)
+TABLE_OR_STREAM = ("delta", "iceberg", "kafka")
 
 
 class Batch:
@@ -27,6 +33,21 @@ class Batch:
     def bind(self, ctx: RunContext) -> tuple[bind_s.Binding, str]:
         binding = bind_s.bind(ctx.loaded)
         return binding, bind_s.run_id(ctx.loaded, binding)
+
+    def input_size(self, loaded: LoadedContract) -> int | None:
+        """The local source files' bytes, from a listing (the bind hashes them later);
+        a missing path fails here, before an engine starts. None for a table, Kafka or
+        object-store source."""
+        spec = loaded.contract.source
+        if spec.format in TABLE_OR_STREAM or bind_s.is_s3(spec.path):
+            return None
+        total = 0
+        for f in bind_s.list_files(loaded, spec, "source"):
+            try:
+                total += os.path.getsize(f)
+            except OSError:  # gone or unreadable: the bind reports it with its path
+                continue
+        return total
 
     def replace_run_id(self, ctx: RunContext) -> str | None:
         return None

@@ -139,6 +139,9 @@ def _run_locked(
             overrides["profile"] = True
         else:
             listener.notice(f"--profile: the {name} engine does not time its statements")
+    mode = mode_of(incremental, loaded)
+    if caps.memory_at_start:  # e.g. a local Spark driver's heap, fixed when it starts
+        overrides["input_bytes"] = mode.input_size(loaded)
     engine = open_engine_for(loaded, engine=engine_name, overrides=overrides)
     for notice in engine.notices:  # e.g. an interrupted publish repaired
         listener.notice(notice)
@@ -146,7 +149,7 @@ def _run_locked(
         loaded=loaded,
         engine=engine,
         listener=listener,
-        mode=mode_of(incremental, loaded),
+        mode=mode,
         lock=lock,
         started_at=started,
         reuse=reuse if caps.relation_snapshots else None,

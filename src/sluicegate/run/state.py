@@ -64,6 +64,13 @@ class Mode(Protocol):
         """The binding of the run's files and its run id."""
         ...
 
+    def input_size(self, loaded: LoadedContract) -> int | None:
+        """Bytes the run will read, known before the engine opens; None when they are
+        not (a table or Kafka source) or when the engine outlives this run (a watch's
+        later batches may be larger). An engine whose memory is fixed when it starts is
+        sized by it (``EngineCapabilities.memory_at_start``)."""
+        ...
+
     def replace_run_id(self, ctx: RunContext) -> str | None:
         """What a rerun replaces: None = the logical date's rows; a run id = its own."""
         ...

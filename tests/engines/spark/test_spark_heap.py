@@ -108,7 +108,9 @@ def test_a_jvm_out_of_heap_is_one_line_naming_the_setting(tmp_path: Path, debug:
         assert frames, done.stderr[-3000:]  # the measure can fail: --debug shows them
         lines = done.stderr.splitlines()
         # an error line with no exception (e.g. "aborting job") is not followed by a blank
-        blank_after = [a for a, b in zip(lines, lines[1:], strict=False) if " ERROR " in a and not b]
+        blank_after = [
+            a for a, b in zip(lines, lines[1:], strict=False) if " ERROR " in a and not b
+        ]
         assert blank_after == [], done.stderr[-3000:]
         return
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
