@@ -55,6 +55,22 @@ def run_cli(
     )
 
 
+def run_json_script(script: str, *args: str, env: dict | None = None, timeout: float = 300) -> dict:
+    """Run ``python -c script args`` from the repository in its own process (its own JVM
+    when it starts Spark) and return the JSON object on its last line of stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run_cli_paused(
     args: list[str], point: str, action, cwd: Path, seconds: float = 3
 ) -> subprocess.CompletedProcess:  # noqa: ANN001

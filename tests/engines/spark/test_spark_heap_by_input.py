@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli, run_json_script
 
 pytestmark = pytest.mark.spark
 
@@ -81,17 +79,7 @@ print(json.dumps({"memory_limit": result.metrics["memory_limit"], "status": resu
 
 def test_a_micro_batch_keeps_the_default_heap(tmp_path: Path):
     contract = _feed(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", MICRO_BATCH, str(contract)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, **LOCAL},
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_json_script(MICRO_BATCH, str(contract), env=LOCAL, timeout=600)
     assert seen["status"] in ("pass", "warn"), seen
     # its later batches may be larger: not sized by the first
     assert seen["memory_limit"] == f"{_most() >> 20}m"

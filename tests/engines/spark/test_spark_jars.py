@@ -9,14 +9,11 @@ catalog class, while its files folder holds no jar.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import run_json_script
 
 pytestmark = pytest.mark.spark
 
@@ -48,16 +45,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_local_session_copies_no_jar_and_still_has_delta_and_iceberg(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(tmp_path / "t")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_json_script(SCRIPT, str(tmp_path / "t"))
     assert seen["owned"] is True
     assert seen["copied"] == []  # with spark.jars: delta-spark, iceberg-spark-runtime, …
     assert seen["rows"] == 5

@@ -8,14 +8,11 @@ flags — and merely appending it would not start: the JVM refuses two collector
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import run_json_script
 
 pytestmark = pytest.mark.spark
 
@@ -47,16 +44,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_contracts_java_options_join_sluicegates_on_the_live_jvm():
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_json_script(SCRIPT)
     assert seen["rows"] == 3
     # the contract's three flags, theirs winning where both set one
     assert seen["probe"] == "yes"
