@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 from urllib.parse import unquote
@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
+from .delta_adopt import adopt
 from .delta_journal import (
     ACTIVE,
     CDF,
@@ -45,6 +46,9 @@ from .warehouse_files import Files
 
 class DeltaRsStore:
     """Delta tables under a warehouse folder or ``s3://`` prefix, written by delta-rs."""
+
+    #: :meth:`publish` stages each table's rows once, in order: they may come as a stream
+    streams_rows = True
 
     def __init__(self, root: str, s3: S3Settings | None = None) -> None:
         self.files = Files(root, s3)
@@ -126,11 +130,12 @@ class DeltaRsStore:
     def publish(
         self,
         entries: list[Entry],
-        payloads: dict[str, pa.Table],
+        payloads: Mapping[str, pa.Table | pa.RecordBatchReader],
         *,
         fault: Callable[[str], None] | None = None,
     ) -> CommitResult:
-        """Stage, journal (the commit point), publish each table once, clean up."""
+        """Stage, journal (the commit point), publish each table once, clean up. Each
+        payload is read once, in the order of ``entries``."""
         result = CommitResult()
         if not entries:
             return result
@@ -143,7 +148,7 @@ class DeltaRsStore:
                     continue
                 e.shadow = f"{folder}/{e.name}"
                 data = payloads[e.name]
-                parts = [PARTITION] if PARTITION in data.column_names else None
+                parts = [PARTITION] if PARTITION in data.schema.names else None
                 self.write(e.shadow, data, mode="overwrite", partition_by=parts)
             marker = MARKER + tx
             doc = {"tx": tx, "marker": marker, "entries": [asdict(e) for e in entries]}
@@ -202,6 +207,14 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def plain_stream(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
+    """``reader``'s batches without Arrow view types (see :func:`plain_types`)."""
+    schema = pa.schema([f.with_type(_plain(f.type)) for f in reader.schema])
+    if schema == reader.schema:
+        return reader
+    return pa.RecordBatchReader.from_batches(schema, (b.cast(schema) for b in reader))
+
+
 def plain_types(table: pa.Table) -> pa.Table:
     """``table`` without Arrow view types (``string_view`` …). delta-rs's MERGE writes
     Parquet files whose stored Arrow schema says ``string_view``; in a dataset beside
@@ -227,6 +240,9 @@ def _publish(store: DeltaRsStore, e: Entry, marker: str) -> int | None:
     if e.how == "drop":
         store.files.delete(path)
         return None
+    adopted = adopt(store, e, _props(marker))  # the staged files themselves, where it can
+    if adopted is not None:
+        return adopted
     data = _read(store, e.shadow)
     parts = [PARTITION] if PARTITION in data.column_names else None
     if e.how == "replace" or not store.is_table(e.name):

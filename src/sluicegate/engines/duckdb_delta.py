@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -241,7 +242,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if tx is None:
             return
         entries = [e for e in tx.values() if e.dirty]
-        payloads: dict[str, pa.Table] = {}
+        queries: dict[str, str] = {}
         for e in entries:
             if e.how == "drop":
                 continue
@@ -255,7 +256,15 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 q = exp.select("*").from_(table).where(in_dates(e.dates))
             else:
                 q = exp.select("*").from_(table)
-            payloads[e.name] = delta_rs.plain_types(self.con.sql(self.render(q)).to_arrow_table())
+            queries[e.name] = self.render(q)
+        payloads: Mapping[str, Any]
+        if getattr(self.store, "streams_rows", False):
+            payloads = _RowStreams(self.con, queries)
+        else:
+            payloads = {
+                n: delta_rs.plain_types(self.con.sql(q).to_arrow_table())
+                for n, q in queries.items()
+            }
         self.last_commit = self.store.publish(
             [e for e in entries if e.how != "none"], payloads, fault=self._fault
         )
@@ -303,6 +312,27 @@ class DuckDBDeltaEngine(DuckDBEngine):
         super().close()
         if self._own_tmp is not None:
             shutil.rmtree(self._own_tmp, ignore_errors=True)
+
+
+class _RowStreams(Mapping[str, pa.RecordBatchReader]):
+    """Each changed table's rows, queried when the store stages that table: a stream of
+    record batches in plain Arrow types. A store that writes one table at a time, in
+    order, never holds more than a batch of any (at 1M lines the clean, fact and mart
+    rows materialized together were ~0.4 GiB of the run's peak). One DuckDB connection
+    serves one open stream: the store must consume each before asking for the next."""
+
+    def __init__(self, con: Any, queries: dict[str, str]) -> None:
+        self._con = con
+        self._queries = queries
+
+    def __getitem__(self, name: str) -> pa.RecordBatchReader:
+        return delta_rs.plain_stream(self._con.sql(self._queries[name]).fetch_record_batch())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._queries)
+
+    def __len__(self) -> int:
+        return len(self._queries)
 
 
 def _durable_target(stmt: exp.Expression) -> str | None:
