@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import sqlglot
 from deltalake import DeltaTable
@@ -48,6 +49,8 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def spy(self, path, data, **kwargs):  # noqa: ANN001, ANN202
         seen.append(os.path.basename(path))
+        if ".sluicegate" in path:  # a stage: DuckDB's rows streamed, never one whole table
+            assert isinstance(data, pa.RecordBatchReader), type(data)
         return real(self, path, data, **kwargs)
 
     monkeypatch.setattr(delta_rs.DeltaRsStore, "write", spy)

@@ -326,7 +326,7 @@ class _RowStreams(Mapping[str, pa.RecordBatchReader]):
         self._queries = queries
 
     def __getitem__(self, name: str) -> pa.RecordBatchReader:
-        return delta_rs.plain_stream(self._con.sql(self._queries[name]).fetch_record_batch())
+        return delta_rs.plain_stream(self._con.sql(self._queries[name]).to_arrow_reader())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._queries)
