@@ -23,10 +23,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
@@ -257,14 +256,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
             else:
                 q = exp.select("*").from_(table)
             queries[e.name] = self.render(q)
-        payloads: Mapping[str, Any]
-        if getattr(self.store, "streams_rows", False):
-            payloads = _RowStreams(self.con, queries)
-        else:
-            payloads = {
-                n: delta_rs.plain_types(self.con.sql(q).to_arrow_table())
-                for n, q in queries.items()
-            }
+        payloads = _StagedRows(self.con, queries, stream=getattr(self.store, "streams_rows", False))
         self.last_commit = self.store.publish(
             [e for e in entries if e.how != "none"], payloads, fault=self._fault
         )
@@ -314,19 +306,37 @@ class DuckDBDeltaEngine(DuckDBEngine):
             shutil.rmtree(self._own_tmp, ignore_errors=True)
 
 
-class _RowStreams(Mapping[str, pa.RecordBatchReader]):
-    """Each changed table's rows, queried when the store stages that table: a stream of
-    record batches in plain Arrow types. A store that writes one table at a time, in
-    order, never holds more than a batch of any (at 1M lines the clean, fact and mart
-    rows materialized together were ~0.4 GiB of the run's peak). One DuckDB connection
-    serves one open stream: the store must consume each before asking for the next."""
+class _StagedRows(MutableMapping[str, Any]):
+    """Each changed table's rows, queried from DuckDB when the store stages that table,
+    so a store that stages one table at a time never holds all of them (at 1M lines the
+    clean, fact and mart rows materialized together were ~0.4 GiB of a run's peak).
 
-    def __init__(self, con: Any, queries: dict[str, str]) -> None:
+    ``stream``: a stream of record batches (delta-rs writes one; the store must consume
+    it before asking for the next table: one DuckDB connection serves one open result);
+    otherwise one Arrow table (pyiceberg takes tables). Both in plain Arrow types. A table
+    the store replaces (Iceberg's snapshot rows, given their real ids) is kept as given.
+    """
+
+    def __init__(self, con: Any, queries: dict[str, str], *, stream: bool) -> None:
         self._con = con
         self._queries = queries
+        self._stream = stream
+        self._given: dict[str, Any] = {}
 
-    def __getitem__(self, name: str) -> pa.RecordBatchReader:
-        return delta_rs.plain_stream(self._con.sql(self._queries[name]).to_arrow_reader())
+    def __getitem__(self, name: str) -> Any:
+        if name in self._given:
+            return self._given[name]
+        rel = self._con.sql(self._queries[name])
+        if self._stream:
+            return delta_rs.plain_stream(rel.to_arrow_reader())
+        return delta_rs.plain_types(rel.to_arrow_table())
+
+    def __setitem__(self, name: str, rows: Any) -> None:
+        self._given[name] = rows
+
+    def __delitem__(self, name: str) -> None:
+        del self._queries[name]
+        self._given.pop(name, None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._queries)

@@ -13,6 +13,7 @@ snapshot rows are written last and their placeholders replaced by the real ids
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import pyarrow as pa
@@ -57,7 +58,9 @@ class DuckDBIcebergEngine(DuckDBDeltaEngine):
             self._placeholders[-(i + 1)] = e.name
         return out
 
-    def _name_snapshots(self, versions: dict[str, int], payloads: dict[str, pa.Table]) -> None:
+    def _name_snapshots(
+        self, versions: dict[str, int], payloads: MutableMapping[str, pa.Table]
+    ) -> None:
         """Replace the placeholders in the snapshot rows by the ids the branches got."""
         data = payloads.get(SNAPSHOTS_TABLE)
         if data is None or not self._placeholders:

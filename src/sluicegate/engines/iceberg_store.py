@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import pyarrow as pa
@@ -76,7 +76,7 @@ class IcebergStore:
     def publish(
         self,
         entries: list[Entry],
-        payloads: dict[str, pa.Table],
+        payloads: MutableMapping[str, pa.Table],
         *,
         fault: Callable[[str], None] | None = None,
     ) -> CommitResult:
