@@ -30,7 +30,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..compile.render import col, ident
-from . import delta_rs
+from . import delta_rs, touched_dates
 from .delta_journal import INTERNAL, KEY, PARTITION, Entry, in_dates
 from .duckdb_engine import DuckDBEngine
 from .object_store import S3Settings, canonical, is_s3, unreachable_store
@@ -93,6 +93,9 @@ class DuckDBDeltaEngine(DuckDBEngine):
         self._fault = fault
         self._versions: dict[str, int] = {}  # published tables visible as views
         self._tx: dict[str, Entry] | None = None
+        #: per date table of the open transaction: the dates its statements touched, or
+        #: None once a statement touched it in a way not tracked (compare it whole)
+        self._touched: dict[str, set[Any] | None] = {}
         self._created: set[str] = set()
         with unreachable_store(root, s3):
             self.store = self._open_store(root)
@@ -153,7 +156,10 @@ class DuckDBDeltaEngine(DuckDBEngine):
             self.begin()
         try:
             self._prepare(name, replacing=isinstance(stmt, exp.Create | exp.Drop))
+            mark = self._note_before(name, stmt)
             super().execute(statement)
+            if mark is not None:
+                self._note_appended(name, mark)
             self._tx[name].dirty = True
             self._tx[name].dates = None  # changed again: recompute at commit
             if isinstance(stmt, exp.Drop):
@@ -211,7 +217,29 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 )
                 cols = [c for c, _t in self.columns(name)]
                 entry.how = "key" if KEY in cols else "dates" if PARTITION in cols else "whole"
+                if entry.how == "dates":
+                    self._touched[name] = set()
         self._tx[name] = entry
+
+    # -- the dates a statement touched (engines/touched_dates.py) ---------------------------
+    def _note_before(self, name: str, stmt: exp.Expression) -> int | None:
+        """Note the dates a DELETE removes; for an INSERT, the rowid it appends after."""
+        touched = self._touched.get(name)
+        if touched is None or self._tx[name].how != "dates":
+            return None
+        if isinstance(stmt, exp.Delete) and (q := touched_dates.deleted_dates(stmt)) is not None:
+            touched.update(r[0] for r in self.con.execute(self.render(q)).fetchall())
+            return None
+        if isinstance(stmt, exp.Insert) and touched_dates.appends_only(stmt):
+            return int(self.con.execute(self.render(touched_dates.last_rowid(name))).fetchone()[0])
+        self._touched[name] = None  # UPDATE, MERGE, …: compare the whole table
+        return None
+
+    def _note_appended(self, name: str, after: int) -> None:
+        touched = self._touched.get(name)
+        if touched is not None:
+            q = touched_dates.appended_dates(name, after)
+            touched.update(r[0] for r in self.con.execute(self.render(q)).fetchall())
 
     # -- transactions ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -220,6 +248,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
 
             raise SluiceError("a transaction is already open on this engine")
         self._tx = {}
+        self._touched = {}
 
     def staged_versions(self) -> dict[str, int]:
         """Each changed table's version after commit; a date table whose rows did not
@@ -280,9 +309,38 @@ class DuckDBDeltaEngine(DuckDBEngine):
 
     def _changed_dates(self, name: str) -> list:
         """``_logical_date`` values whose rows differ between the shadow and the published
-        table (rows compared whole, as multisets)."""
+        table (rows compared whole, as multisets).
+
+        Where the transaction's statements say which dates they touched
+        (engines/touched_dates.py), only those are looked at: a date whose row count
+        changed has changed; only dates holding as many rows as before are compared row
+        by row (a rerun of a date). Otherwise every date is compared row by row."""
+        touched = self._touched.get(name) if name in self._touched else None
+        if touched is None:
+            return self._rows_differ(name, None)
+        if not touched:
+            return []
+        dates = list(touched)
+        now, was = self._date_counts(name, dates), self._date_counts(_ORIG + name, dates)
+        changed = [d for d in dates if now.get(d, 0) != was.get(d, 0)]
+        same = [d for d in dates if d not in changed and now.get(d, 0) > 0]
+        return changed + (self._rows_differ(name, same) if same else [])
+
+    def _date_counts(self, table: str, dates: list) -> dict[Any, int]:
+        q = (
+            exp.select(col(PARTITION), exp.Count(this=exp.Star()))
+            .from_(ident(table))
+            .where(in_dates(dates))
+            .group_by(col(PARTITION))
+        )
+        return {d: int(n) for d, n in self.con.execute(self.render(q)).fetchall()}
+
+    def _rows_differ(self, name: str, dates: list | None) -> list:
+        """The dates (among ``dates``; None: all) whose rows differ as multisets."""
         new = exp.select("*").from_(ident(name))
         old = exp.select("*").from_(ident(_ORIG + name))
+        if dates is not None:
+            new, old = new.where(in_dates(dates)), old.where(in_dates(dates))
 
         def side(a: exp.Select, b: exp.Select, alias: str) -> exp.Select:
             minus = exp.except_(a, b, distinct=False)

@@ -1,0 +1,93 @@
+"""A lake date table publishes exactly the dates whose rows changed, looking only at the
+dates the transaction's statements touched (engines/touched_dates.py).
+
+Every published table is read back by delta-rs and pyarrow (tests/engines/conformance),
+and what each statement must leave published is written out here; the comparison's scope
+is seen through the engine's one row-by-row comparison (a spy records the dates it is
+asked about).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlglot
+
+from sluicegate.compile.outputs import delete_run, insert_into
+from sluicegate.engines import duckdb_delta, open_engine
+from tests.engines.conformance.test_storage import D1, D2, D3, INITIAL, day, delta_rows, rows
+
+
+@pytest.fixture
+def eng(tmp_path: Path):  # noqa: ANN201
+    e = open_engine("duckdb", str(tmp_path / "wh"), table_format="delta")
+    e.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def compared(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The ``dates`` of every row-by-row comparison (None: the whole table)."""
+    seen: list = []
+    real = duckdb_delta.DuckDBDeltaEngine._rows_differ
+
+    def spy(self, name, dates):  # noqa: ANN001, ANN202
+        seen.append(None if dates is None else sorted(dates))
+        return real(self, name, dates)
+
+    monkeypatch.setattr(duckdb_delta.DuckDBDeltaEngine, "_rows_differ", spy)
+    return seen
+
+
+def _sql(text: str) -> sqlglot.exp.Expression:
+    return sqlglot.parse_one(text, read="duckdb")
+
+
+def test_a_delete_alone_publishes_its_date(eng, compared, tmp_path: Path):
+    with eng.transaction():
+        eng.execute(_sql(f"DELETE FROM t WHERE k = 2 AND _logical_date = DATE '{D1}'"))
+        assert eng.staged_versions() == {"t": 1}
+    assert delta_rows(tmp_path / "wh" / "t") == [INITIAL[0], INITIAL[2]]
+    assert compared == []  # D1 lost a row: its count says so, no row comparison
+
+
+def test_an_insert_alone_publishes_its_date(eng, compared, tmp_path: Path):
+    with eng.transaction():
+        eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+    assert delta_rows(tmp_path / "wh" / "t") == [*INITIAL, (9, "z", day(D3), 90)]
+    assert compared == []
+
+
+def test_rows_deleted_and_put_back_unchanged_publish_nothing(eng, compared):
+    with eng.transaction():
+        eng.execute(delete_run("t", D1))
+        eng.execute(insert_into("t", rows((1, "a", D1, 10), (2, "b", D1, 20))))
+        assert eng.staged_versions() == {"t": 0}  # D1 holds the same rows: not published
+    assert eng.store.version("t") == 0
+    assert compared == [[day(D1)]]  # as many rows as before: compared, D1 only
+
+
+def test_a_rerun_with_other_rows_of_the_same_count_is_published(eng, compared, tmp_path):
+    with eng.transaction():
+        eng.execute(delete_run("t", D1))
+        eng.execute(insert_into("t", rows((1, "a", D1, 10), (2, "b", D1, 21))))
+    assert delta_rows(tmp_path / "wh" / "t") == [
+        INITIAL[0],
+        (2, "b", day(D1), 21),
+        INITIAL[2],
+    ]
+    assert compared == [[day(D1)]]
+
+
+def test_an_update_compares_the_whole_table(eng, compared, tmp_path: Path):
+    with eng.transaction():
+        eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+        eng.execute(_sql("UPDATE t SET n = n + 1 WHERE k = 3"))  # D2: not tracked
+    assert delta_rows(tmp_path / "wh" / "t") == [
+        *INITIAL[:2],
+        (3, "c", day(D2), 31),
+        (9, "z", day(D3), 90),
+    ]
+    assert compared == [None]
