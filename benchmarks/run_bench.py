@@ -512,6 +512,14 @@ def pipelines(args: argparse.Namespace) -> tuple[list[Pipeline], list[Result]]:
         chosen.append(
             sluicegate_pipeline("sluicegate-iceberg", exe, contract, "warehouse", [], "iceberg")
         )
+        # the next day's run into the same lake tables: the date tables exist, so the run
+        # finds which dates changed against them (it once compared every earlier date)
+        for fmt in ("delta", "iceberg"):
+            chosen.append(
+                sluicegate_pipeline(
+                    f"sluicegate-{fmt}-daily", exe, contract, "warehouse", [], fmt, daily=True
+                )
+            )
     spark_skip = None  # why the Spark rows are skipped
     if args.skip_spark:
         spark_skip = "--skip-spark"

@@ -62,9 +62,9 @@ def published_counts(
         day = f"_logical_date = DATE {_lit(logical_date)}" if logical_date else "TRUE"
         exported = _fact_sums(con, "export_facts", day)
         if logical_date:
-            (earlier,) = con.execute(
+            ((earlier,),) = con.execute(
                 f"SELECT count(*) FROM export_facts WHERE _logical_date < DATE {_lit(logical_date)}"
-            ).fetchone()
+            ).fetchall()  # to the end: registering a table needs no result open
             if not earlier:
                 return {
                     "output_error": f"no facts of a date before {logical_date}: not a daily run"

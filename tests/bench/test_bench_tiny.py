@@ -439,7 +439,15 @@ def _run_harness(tmp_path: Path, only: str, timeout: int = 300) -> dict[str, Any
 
 @pytest.mark.duckdb
 @pytest.mark.parametrize(
-    "row", ["sluicegate", "sluicegate-daily", "sluicegate-delta", "sluicegate-iceberg"]
+    "row",
+    [
+        "sluicegate",
+        "sluicegate-daily",
+        "sluicegate-delta",
+        "sluicegate-iceberg",
+        "sluicegate-delta-daily",
+        "sluicegate-iceberg-daily",
+    ],
 )
 def test_harness_checks_what_sluicegate_published(tmp_path: Path, row: str) -> None:
     """The sluicegate rows (DuckDB file; DuckDB + Delta; DuckDB + Iceberg) are judged on
