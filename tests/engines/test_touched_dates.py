@@ -16,7 +16,16 @@ import sqlglot
 
 from sluicegate.compile.outputs import delete_run, insert_into
 from sluicegate.engines import duckdb_delta, open_engine
-from tests.engines.conformance.test_storage import D1, D2, D3, INITIAL, day, delta_rows, rows
+from tests.engines.conformance.test_storage import (
+    D1,
+    D2,
+    D3,
+    INITIAL,
+    day,
+    delta_rows,
+    read,
+    rows,
+)
 
 
 @pytest.fixture
@@ -91,3 +100,67 @@ def test_an_update_compares_the_whole_table(eng, compared, tmp_path: Path):
         (9, "z", day(D3), 90),
     ]
     assert compared == [None]
+
+
+def _part(eng) -> dict:  # noqa: ANN001
+    q = sqlglot.parse_one(
+        "SELECT _logical_date, count(*) FROM _sg_part_t GROUP BY 1", read="duckdb"
+    )
+    return {d: n for d, n in eng.fetch(q)}
+
+
+def test_the_shadow_holds_only_the_dates_a_statement_can_change(eng, tmp_path: Path):
+    nulls = sqlglot.parse_one(
+        "INSERT INTO t SELECT 5 AS k, 'n' AS s, CAST(NULL AS DATE) AS _logical_date, 50 AS n",
+        read="duckdb",
+    )
+    eng.execute(nulls)  # a row without a date, published
+    with eng.transaction():
+        eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+        assert _part(eng) == {day(D3): 1}  # an insert opens nothing
+        eng.execute(_sql(f"DELETE FROM t WHERE _logical_date = DATE '{D1}' AND k = 1"))
+        assert _part(eng) == {day(D1): 1, day(D3): 1}  # D1 opened: 2 copied, 1 deleted
+        # the transaction reads the table as its statements left it, the dateless row too
+        assert sorted(read(eng), key=lambda r: r[0]) == [
+            INITIAL[1],
+            INITIAL[2],
+            (5, "n", None, 50),
+            (9, "z", day(D3), 90),
+        ]
+    assert delta_rows_all(tmp_path / "wh" / "t") == [
+        (2, "b", day(D1), 20),
+        (3, "c", day(D2), 30),
+        (5, "n", None, 50),
+        (9, "z", day(D3), 90),
+    ]
+
+
+def test_an_update_opens_every_date(eng):
+    with eng.transaction():
+        eng.execute(_sql("UPDATE t SET n = n + 1 WHERE k = 3"))
+        assert _part(eng) == {day(D1): 2, day(D2): 1}
+        assert [r[3] for r in read(eng)] == [10, 20, 31]
+
+
+def test_a_shadowed_table_replaced_or_dropped_in_the_same_transaction(eng, tmp_path: Path):
+    with eng.transaction():
+        eng.execute(insert_into("t", rows((9, "z", D3, 90))))
+        eng.create_table_as("t", rows((7, "r", D2, 70)))  # replaced whole after a change
+    assert delta_rows(tmp_path / "wh" / "t") == [(7, "r", day(D2), 70)]
+    with eng.transaction():
+        eng.execute(insert_into("t", rows((8, "y", D3, 80))))
+        eng.execute(_sql("DROP TABLE t"))
+    assert not eng.table_exists("t") and not (tmp_path / "wh" / "t").exists()
+
+
+def delta_rows_all(path: Path) -> list[tuple]:
+    """Every row of a Delta table, dateless ones too, read by delta-rs's file list."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    got = []
+    for uri in DeltaTable(str(path)).file_uris():
+        part = uri.split("_logical_date=")[1].split("/")[0]
+        date = None if part == "__HIVE_DEFAULT_PARTITION__" else day(part)
+        got += [(r["k"], r["s"], date, r["n"]) for r in ds.dataset(uri).to_table().to_pylist()]
+    return sorted(got, key=lambda r: r[0])

@@ -17,8 +17,8 @@ removes.
 Anything outside the plain case returns ``None`` and the caller rewrites the rows as
 before: an ``s3://`` warehouse (no links), the DLQ tables (keyed, MERGEd), a shadow whose
 log is not one plain first commit, a schema or partitioning that differs from the table's,
-a date replace on a table not partitioned by ``_logical_date``, a file system that refuses
-links.
+a date replace on a table not partitioned by ``_logical_date`` or of the NULL date, a file
+system that refuses links.
 """
 
 from __future__ import annotations
@@ -100,7 +100,11 @@ def adopt(store: Any, e: Entry, props: CommitProperties) -> int | None:
         )
         if not same_shape:
             return None  # a changed table: the rewrite replaces its schema too
-        if e.how == "dates" and (staged.partition_columns != [PARTITION] or not e.dates):
+        if e.how == "dates" and (
+            staged.partition_columns != [PARTITION]
+            or not e.dates
+            or any(d is None for d in e.dates)  # no partition filter names the NULL date
+        ):
             return None
     if not _link_all(e.shadow, path, staged.adds):
         return None

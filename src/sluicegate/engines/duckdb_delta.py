@@ -31,6 +31,7 @@ from sqlglot import exp
 
 from ..compile.render import col, ident
 from . import delta_rs, touched_dates
+from .date_shadow import DateShadow, opens_dates
 from .delta_journal import INTERNAL, KEY, PARTITION, Entry, in_dates
 from .duckdb_engine import DuckDBEngine
 from .object_store import S3Settings, canonical, is_s3, unreachable_store
@@ -96,6 +97,8 @@ class DuckDBDeltaEngine(DuckDBEngine):
         #: per date table of the open transaction: the dates its statements touched, or
         #: None once a statement touched it in a way not tracked (compare it whole)
         self._touched: dict[str, set[Any] | None] = {}
+        #: the date tables of the open transaction shadowed by their changed dates only
+        self._shadows: dict[str, DateShadow] = {}
         self._created: set[str] = set()
         with unreachable_store(root, s3):
             self.store = self._open_store(root)
@@ -155,11 +158,13 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if auto:
             self.begin()
         try:
-            self._prepare(name, replacing=isinstance(stmt, exp.Create | exp.Drop))
-            mark = self._note_before(name, stmt)
-            super().execute(statement)
-            if mark is not None:
-                self._note_appended(name, mark)
+            replacing = isinstance(stmt, exp.Create | exp.Drop)
+            dropped = self._prepare(name, replacing=replacing)
+            shadow = self._shadows.get(name)
+            if shadow is not None:
+                self._execute_on_part(shadow, stmt)
+            elif not (dropped and isinstance(stmt, exp.Drop)):
+                super().execute(statement)
             self._tx[name].dirty = True
             self._tx[name].dates = None  # changed again: recompute at commit
             if isinstance(stmt, exp.Drop):
@@ -193,52 +198,78 @@ class DuckDBDeltaEngine(DuckDBEngine):
             )
         )
 
-    def _prepare(self, name: str, *, replacing: bool) -> None:
-        """Make ``name`` a writable shadow table of this transaction."""
+    def _prepare(self, name: str, *, replacing: bool) -> bool:
+        """Make ``name`` a writable shadow of this transaction: a date table's
+        (engines/date_shadow.py) or a whole copy. True when a date shadow was dropped
+        because the statement replaces or drops the table."""
         assert self._tx is not None
         if name in self._tx:
             if replacing:
                 self._tx[name].how = "replace"
-            return
+                return self._drop_date_shadow(name)
+            return False
         before = self._versions.get(name)
         entry = Entry(name=name, shadow="", before=before, how="replace")
         if before is not None:
-            # the published content, copied: DML needs a table, and the view is the "before"
+            # the published content is the view's; the shadow starts from it
             self.con.execute(self.render(_drop(name, "VIEW")))
             if not replacing:
-                self.con.execute(
-                    self.render(
-                        exp.Create(
-                            this=exp.Table(this=ident(name)),
-                            kind="TABLE",
-                            expression=exp.select("*").from_(ident(_ORIG + name)),
-                        )
-                    )
-                )
-                cols = [c for c, _t in self.columns(name)]
+                shadow = DateShadow(name, _ORIG + name)
+                self.con.execute(self.render(shadow.create_part()))
+                cols = [c for c, _t in self.columns(shadow.part)]
                 entry.how = "key" if KEY in cols else "dates" if PARTITION in cols else "whole"
                 if entry.how == "dates":
+                    self._shadows[name] = shadow
                     self._touched[name] = set()
+                    self.con.execute(self.render(shadow.view()))
+                else:  # DML needs a table: a whole copy
+                    self.con.execute(self.render(_drop(shadow.part, "TABLE")))
+                    self.con.execute(
+                        self.render(
+                            exp.Create(
+                                this=exp.Table(this=ident(name)),
+                                kind="TABLE",
+                                expression=exp.select("*").from_(ident(_ORIG + name)),
+                            )
+                        )
+                    )
         self._tx[name] = entry
+        return False
 
-    # -- the dates a statement touched (engines/touched_dates.py) ---------------------------
-    def _note_before(self, name: str, stmt: exp.Expression) -> int | None:
-        """Note the dates a DELETE removes; for an INSERT, the rowid it appends after."""
-        touched = self._touched.get(name)
-        if touched is None or self._tx[name].how != "dates":
-            return None
-        if isinstance(stmt, exp.Delete) and (q := touched_dates.deleted_dates(stmt)) is not None:
-            touched.update(r[0] for r in self.con.execute(self.render(q)).fetchall())
-            return None
-        if isinstance(stmt, exp.Insert) and touched_dates.appends_only(stmt):
-            return int(self.con.execute(self.render(touched_dates.last_rowid(name))).fetchone()[0])
-        self._touched[name] = None  # UPDATE, MERGE, …: compare the whole table
-        return None
+    def _drop_date_shadow(self, name: str) -> bool:
+        shadow = self._shadows.pop(name, None)
+        if shadow is None:
+            return False
+        self.con.execute(self.render(_drop(name, "VIEW")))
+        self.con.execute(self.render(_drop(shadow.part, "TABLE")))
+        self._touched.pop(name, None)
+        return True
 
-    def _note_appended(self, name: str, after: int) -> None:
-        touched = self._touched.get(name)
-        if touched is not None:
-            q = touched_dates.appended_dates(name, after)
+    def _execute_on_part(self, shadow: DateShadow, stmt: exp.Expression) -> None:
+        """Run a statement of a date table on its part, opening the dates it may remove or
+        change first, and note the dates it touched (engines/touched_dates.py)."""
+        touched = self._touched.get(shadow.name)
+        need = opens_dates(stmt)
+        copy: exp.Insert | None = None
+        if need == "selected":
+            q = touched_dates.deleted_dates(stmt)
+            dates = [r[0] for r in self.con.execute(self.render(q)).fetchall()]
+            if touched is not None:
+                touched.update(dates)
+            copy = shadow.open(dates)
+        elif need == "all":
+            self._touched[shadow.name] = touched = None  # UPDATE, MERGE, …: compare whole
+            copy = shadow.open(None)
+        if copy is not None:
+            self.con.execute(self.render(copy))
+            self.con.execute(self.render(shadow.view()))
+        mark = None
+        if need == "none" and touched is not None:
+            last = touched_dates.last_rowid(shadow.part)
+            mark = int(self.con.execute(self.render(last)).fetchone()[0])
+        super().execute(shadow.retarget(stmt))
+        if mark is not None and touched is not None:
+            q = touched_dates.appended_dates(shadow.part, mark)
             touched.update(r[0] for r in self.con.execute(self.render(q)).fetchall())
 
     # -- transactions ---------------------------------------------------------------------
@@ -249,6 +280,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
             raise SluiceError("a transaction is already open on this engine")
         self._tx = {}
         self._touched = {}
+        self._shadows = {}
 
     def staged_versions(self) -> dict[str, int]:
         """Each changed table's version after commit; a date table whose rows did not
@@ -304,7 +336,8 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 self._show(e.name)
 
     def _drop_shadow(self, name: str) -> None:
-        self.con.execute(self.render(_drop(name, "TABLE")))
+        if not self._drop_date_shadow(name):
+            self.con.execute(self.render(_drop(name, "TABLE")))
         self._hide(name)
 
     def _changed_dates(self, name: str) -> list:

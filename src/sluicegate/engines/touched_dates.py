@@ -37,11 +37,6 @@ def deleted_dates(delete: exp.Delete) -> exp.Select | None:
     return q.where(where.this.copy()) if where is not None else q
 
 
-def appends_only(insert: exp.Insert) -> bool:
-    """An ``INSERT`` that only appends rows (no conflict clause rewriting existing ones)."""
-    return not (insert.args.get("conflict") or insert.args.get("alternative"))
-
-
 def last_rowid(name: str) -> exp.Select:
     """The table's largest ``rowid`` (-1 when empty)."""
     top = exp.func("COALESCE", exp.Max(this=col(_ROWID)), lit(-1))
