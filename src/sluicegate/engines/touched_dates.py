@@ -28,6 +28,13 @@ from .delta_journal import PARTITION
 _ROWID = "rowid"
 
 
+def appends(stmt: exp.Expression) -> bool:
+    """``stmt`` only adds rows: an ``INSERT`` that resolves no conflicts."""
+    return isinstance(stmt, exp.Insert) and not (
+        stmt.args.get("conflict") or stmt.args.get("alternative")
+    )
+
+
 def deleted_dates(delete: exp.Delete) -> exp.Select | None:
     """The dates of the rows ``delete`` removes, or None when that cannot be said here."""
     if delete.args.get("using") or delete.args.get("returning"):
