@@ -39,7 +39,10 @@ class Entry:
 
     ``how``: ``replace`` (created or replaced whole), ``dates`` (replaceWhere of
     ``dates``), ``key`` (MERGE on ``_dlq_sk``), ``whole`` (overwrite), ``drop``.
-    ``shadow`` is the staged Delta table the publish reads.
+    ``shadow`` is the staged Delta table the publish reads. ``keys``: for ``key``, when
+    the store writes only a keyed table's changes (``writes_key_changes``), the
+    published keys whose rows changed or went; the rows given are then only those of the
+    keys whose rows differ (None: the rows are the whole table).
     """
 
     name: str
@@ -49,6 +52,7 @@ class Entry:
     dirty: bool = False
     columns: tuple[str, ...] = ()
     dates: list | None = field(default=None)
+    keys: list | None = field(default=None)
 
 
 def new_tx_id() -> str:

@@ -49,6 +49,8 @@ class DeltaRsStore:
 
     #: :meth:`publish` stages each table's rows once, in order: they may come as a stream
     streams_rows = True
+    #: a keyed table is MERGEd whole (its change data feed records what changed)
+    writes_key_changes = False
 
     def __init__(self, root: str, s3: S3Settings | None = None) -> None:
         self.files = Files(root, s3)

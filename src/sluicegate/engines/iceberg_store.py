@@ -36,6 +36,14 @@ FACT_DATE = "logical_date"
 class IcebergStore:
     """The tables of one namespace of an Iceberg SQL catalog."""
 
+    #: pyiceberg takes Arrow tables, not streams
+    streams_rows = False
+    #: a keyed table (the DLQ inbox) gets its changes: the published keys to delete
+    #: (``Entry.keys``) and the rows to append. pyiceberg's ``upsert`` and a ``NotIn`` of
+    #: every key compared the whole table in Python sets: at 1M lines a day, 6 s of the
+    #: third day's run and growing with the quarantine's history.
+    writes_key_changes = True
+
     def __init__(self, spec: CatalogSpec, namespace: str, root: str) -> None:
         self.spec = spec
         self.namespace = namespace
@@ -63,14 +71,32 @@ class IcebergStore:
         snap = self.load(name).current_snapshot()
         return snap.snapshot_id if snap is not None else 0
 
-    def dataset(self, name: str, version: int | None = None) -> tuple[pa.Table, int]:
-        """The table's rows (as of snapshot ``version``) and its current snapshot id."""
+    def dataset(self, name: str, version: int | None = None) -> tuple[Any, int]:
+        """The table's rows (as of snapshot ``version``) and its current snapshot id.
+
+        The rows are a lazy dataset over the snapshot's data files where those alone are
+        the rows (:func:`_plain_files`), so the engine reads only what its statements ask
+        for. Read eagerly with ``to_arrow``, every table was held whole in memory at open
+        and after each publish: a daily 1M-line run grew by ~0.65 GiB and ~1 s a day of
+        the tables' history."""
         table = self.load(name)
         snap = table.current_snapshot()
         if snap is None and version is None:
             return table.schema().as_arrow().empty_table(), 0
-        data = table.scan(snapshot_id=version).to_arrow()
-        return data, version if version is not None else snap.snapshot_id
+        scan = table.scan(snapshot_id=version)
+        at = version if version is not None else snap.snapshot_id
+        files = _plain_files(table, scan)
+        if files is None:
+            return scan.to_arrow(), at
+        schema = table.schema().as_arrow()
+        if not files:
+            return schema.empty_table(), at
+        from pyarrow import dataset as ds
+        from pyarrow import fs
+
+        return ds.FileSystemDataset.from_paths(
+            files, schema=schema, format=ds.ParquetFileFormat(), filesystem=fs.LocalFileSystem()
+        ), at
 
     # -- publishing ---------------------------------------------------------------------
     def publish(
@@ -157,13 +183,12 @@ class IcebergStore:
             if len(values) < len(e.dates or []):
                 filt = Or(filt, IsNull(PARTITION)) if filt is not None else IsNull(PARTITION)
             table.overwrite(data, overwrite_filter=filt, snapshot_properties=marker, branch=branch)
-        elif e.how == "key" and head is not None:
-            keys = data.column(KEY)
+        elif e.how == "key" and head is not None and e.keys is not None:
             with table.transaction() as t:
-                t.delete(_not_in(KEY, keys.to_pylist()), snapshot_properties=marker, branch=branch)
-            table = self.load(e.name)
-            if data.num_rows:
-                table.upsert(data, join_cols=[KEY], branch=branch)
+                if e.keys:
+                    t.delete(_in(KEY, e.keys), snapshot_properties=marker, branch=branch)
+                if data.num_rows:
+                    t.append(data, snapshot_properties=marker, branch=branch)
         else:
             table.overwrite(data, snapshot_properties=marker, branch=branch)
         table = self.load(e.name)
@@ -239,10 +264,24 @@ def _in(column: str, values: list) -> Any:
     return In(column, {str(v) for v in values})
 
 
-def _not_in(column: str, values: list) -> Any:
-    from pyiceberg.expressions import AlwaysTrue, NotIn
-
-    return NotIn(column, set(values)) if values else AlwaysTrue()
+def _plain_files(table: Any, scan: Any) -> list[str] | None:
+    """The local paths of the data files of ``scan`` when they alone are its rows: the
+    table has had one schema (every file has its columns, by name), no file has delete
+    files (row-level deletes), and every file is a local file that exists. None
+    otherwise: then pyiceberg reads the rows (field ids, deletes, object stores)."""
+    if len(table.metadata.schemas) != 1:
+        return None
+    paths = []
+    for task in scan.plan_files():
+        if task.delete_files:
+            return None
+        path = task.file.file_path
+        if path.startswith("file:"):  # file:///a (pyiceberg), file:/a (Spark's Hadoop paths)
+            path = "/" + path[len("file:") :].lstrip("/")
+        if not (os.path.isabs(path) and os.path.isfile(path)):
+            return None
+        paths.append(path)
+    return paths
 
 
 def _same_shape(table: Any, data: pa.Table) -> bool:
