@@ -52,16 +52,31 @@ def compared(monkeypatch: pytest.MonkeyPatch) -> list:
     return seen
 
 
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The dates of every read of the rows' hash sums (a count per date comes first)."""
+    seen: list = []
+    real = duckdb_delta.DuckDBDeltaEngine._per_date
+
+    def spy(self, table, dates, digest):  # noqa: ANN001, ANN202
+        if isinstance(digest, sqlglot.exp.Sum) and table == "t":  # the shadow's side
+            seen.append(None if dates is None else sorted(dates))
+        return real(self, table, dates, digest)
+
+    monkeypatch.setattr(duckdb_delta.DuckDBDeltaEngine, "_per_date", spy)
+    return seen
+
+
 def _sql(text: str) -> sqlglot.exp.Expression:
     return sqlglot.parse_one(text, read="duckdb")
 
 
-def test_a_delete_alone_publishes_its_date(eng, compared, tmp_path: Path):
+def test_a_delete_alone_publishes_its_date(eng, compared, hashed, tmp_path: Path):
     with eng.transaction():
         eng.execute(_sql(f"DELETE FROM t WHERE k = 2 AND _logical_date = DATE '{D1}'"))
         assert eng.staged_versions() == {"t": 1}
     assert delta_rows(tmp_path / "wh" / "t") == [INITIAL[0], INITIAL[2]]
-    assert compared == []  # D1 lost a row: its count says so, no row comparison
+    assert compared == hashed == []  # D1 lost a row: its count says so, nothing more read
 
 
 def test_an_insert_alone_publishes_its_date(eng, compared, tmp_path: Path):
@@ -80,7 +95,7 @@ def test_rows_deleted_and_put_back_unchanged_publish_nothing(eng, compared):
     assert compared == [[day(D1)]]  # as many rows as before: compared, D1 only
 
 
-def test_a_rerun_with_other_rows_of_the_same_count_is_published(eng, compared, tmp_path):
+def test_a_rerun_with_other_rows_of_the_same_count_is_published(eng, compared, hashed, tmp_path):
     with eng.transaction():
         eng.execute(delete_run("t", D1))
         eng.execute(insert_into("t", rows((1, "a", D1, 10), (2, "b", D1, 21))))
@@ -89,10 +104,11 @@ def test_a_rerun_with_other_rows_of_the_same_count_is_published(eng, compared, t
         (2, "b", day(D1), 21),
         INITIAL[2],
     ]
-    assert compared == []  # as many rows, another digest: changed without a row comparison
+    assert hashed == [[day(D1)]]  # as many rows: the hash sums read, for D1 only
+    assert compared == []  # they differ: changed without a row comparison
 
 
-def test_an_update_compares_the_whole_table(eng, compared, tmp_path: Path):
+def test_an_update_compares_the_whole_table(eng, compared, hashed, tmp_path: Path):
     with eng.transaction():
         eng.execute(insert_into("t", rows((9, "z", D3, 90))))
         eng.execute(_sql("UPDATE t SET n = n + 1 WHERE k = 3"))  # D2: not tracked
@@ -101,7 +117,8 @@ def test_an_update_compares_the_whole_table(eng, compared, tmp_path: Path):
         (3, "c", day(D2), 31),
         (9, "z", day(D3), 90),
     ]
-    assert compared == [[day(D1)]]  # every date's digest; D1's equal: its rows compared
+    assert hashed == [[day(D1), day(D2)]]  # D3's count changed; D1 and D2 hashed
+    assert compared == [[day(D1)]]  # D2's hash sum changed; D1's equal: its rows compared
 
 
 def _part(eng) -> dict:  # noqa: ANN001
