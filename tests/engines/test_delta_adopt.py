@@ -18,7 +18,8 @@ from deltalake import DeltaTable
 
 from sluicegate.compile.outputs import insert_into
 from sluicegate.engines import delta_journal, delta_rs, open_engine
-from sluicegate.engines.delta_adopt import _link_all, staged_files
+from sluicegate.engines.delta_adopt import _place_all, staged_files
+from sluicegate.engines.warehouse_files import Files
 from tests.engines.conformance.test_storage import (
     CHANGED,
     D1,
@@ -129,7 +130,7 @@ def test_links_left_by_a_crash_are_committed_once(tmp_path: Path, writes):
     shadow = tx / "t"
     staged = staged_files(str(shadow))
     assert staged is not None and staged.partition_columns == ["_logical_date"]
-    assert _link_all(str(shadow), str(wh / "t"), staged.adds)  # what the dead run did
+    assert _place_all(Files(str(wh)), str(shadow), str(wh / "t"), staged.adds)  # the dead run
     assert all((shadow / a["path"]).exists() for a in staged.adds)  # linked, not moved
     assert delta_rows(wh / "t") == INITIAL  # links are no commit
     delta_journal.ACTIVE.clear()
@@ -157,3 +158,51 @@ def test_a_shadow_that_is_not_one_plain_commit_is_not_adopted(tmp_path: Path):
         '{"add": {"path": "../elsewhere.parquet", "size": 1}}\n'
     )
     assert staged_files(str(shadow)) is None  # a path outside the shadow
+
+
+def _s3(server):  # noqa: ANN001, ANN202
+    from sluicegate.engines.object_store import S3Settings
+    from tests.servers.s3 import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+
+    server.create_bucket("adopt")
+    return S3Settings(
+        endpoint=server.endpoint,
+        path_style=True,
+        allow_http=True,
+        access_key_id=ACCESS_KEY_ID,
+        secret_access_key=SECRET_ACCESS_KEY,
+    )
+
+
+def test_an_s3_warehouse_commits_its_staged_objects(s3_server, writes):
+    """On S3 the staged objects are copied by the store itself (``CopyObject``) into the
+    table's prefix and committed there: each table written once, as locally."""
+    from tests.engines.s3_case import delta_rows as s3_rows
+
+    eng = open_engine("duckdb", "s3://adopt/wh", table_format="delta", s3=_s3(s3_server))
+    try:
+        eng.create_table_as("t", rows((1, "a", D1, 10), (2, "b", D1, 20), (3, "c", D2, 30)))
+        with eng.transaction():
+            _replace_d1(eng)
+    finally:
+        eng.close()
+    assert writes == ["t", "t"]  # each a stage only: no rewrite of its rows
+    got = sorted(
+        (r["k"], r["s"], r["_logical_date"], r["n"]) for r in s3_rows(s3_server, "s3://adopt/wh/t")
+    )
+    assert got == sorted(CHANGED)  # read by delta-rs and pyarrow, not sluicegate
+    live = DeltaTable("s3://adopt/wh/t", storage_options=s3_server.storage_options()).file_uris()
+    assert live and all(u.startswith("s3://adopt/wh/t/") for u in live)
+    staged = s3_server.keys("adopt", "wh/.sluicegate/delta/staging/")
+    assert [k for k in staged if not k.endswith("/")] == []  # the stage removed
+
+
+def test_an_object_already_placed_on_s3_is_kept_and_another_refused(s3_server):
+    files = Files("s3://adopt/place", _s3(s3_server))
+    s3_server.put("adopt", "place/stage/p.parquet", b"staged bytes")
+    adds = [{"path": "p.parquet"}]
+    stage, table = "s3://adopt/place/stage", "s3://adopt/place/t"
+    assert _place_all(files, stage, table, adds)
+    assert _place_all(files, stage, table, adds)  # an interrupted attempt's copy: kept
+    s3_server.put("adopt", "place/t/p.parquet", b"another object")
+    assert not _place_all(files, stage, table, adds)  # not the staged one: rewrite instead

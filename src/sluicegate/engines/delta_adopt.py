@@ -6,19 +6,19 @@ publishes each into its table. Rewriting the staged rows — read the shadow who
 them again — wrote every row twice and held it in memory twice: at 1M lines the clean,
 fact and mart tables cost ~3 s of a ~11 s run and most of its 2.3 GiB peak.
 
-Where the warehouse is a local folder, the staged Parquet files are hard-linked into the
-table's folder and committed there with the shadow's own ``add`` actions (size, partition
-values, statistics) in one delta-rs transaction carrying the marker: the same files, the
-same commit, no rows touched. The shadow stays whole, so a publish interrupted after some
-links can be completed by either engine from the journal exactly as before; a link that is
-already there is kept, and links nobody committed are unreferenced files a ``VACUUM``
-removes.
+The staged Parquet files are placed into the table's folder — hard-linked on a local
+warehouse, copied by the object store itself (S3 ``CopyObject``: no bytes pass through
+this process) on an ``s3://`` one — and committed there with the shadow's own ``add``
+actions (size, partition values, statistics) in one delta-rs transaction carrying the
+marker: the same files, the same commit, no rows touched. The shadow stays whole, so a
+publish interrupted after some files were placed can be completed by either engine from
+the journal exactly as before; a file already placed is kept, and files nobody committed
+are unreferenced files a ``VACUUM`` removes.
 
 Anything outside the plain case returns ``None`` and the caller rewrites the rows as
-before: an ``s3://`` warehouse (no links), the DLQ tables (keyed, MERGEd), a shadow whose
-log is not one plain first commit, a schema or partitioning that differs from the table's,
-a date replace on a table not partitioned by ``_logical_date`` or of the NULL date, a file
-system that refuses links.
+before: the DLQ tables (keyed, MERGEd), a shadow whose log is not one plain first commit,
+a schema or partitioning that differs from the table's, a date replace on a table not
+partitioned by ``_logical_date`` or of the NULL date, a file system that refuses links.
 """
 
 from __future__ import annotations
@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+import pyarrow.fs as pafs
 from deltalake import CommitProperties, Schema
 from deltalake.transaction import AddAction, create_table_with_add_actions
 
 from .delta_journal import KEY, PARTITION, Entry
+from .warehouse_files import Files
 
 _FIRST_COMMIT = "00000000000000000000.json"
 _PLAIN_ACTIONS = {"add", "metaData", "protocol", "commitInfo"}
@@ -47,29 +49,31 @@ class StagedFiles:
     schema_string: str
 
 
-def staged_files(shadow: str) -> StagedFiles | None:
-    """The ``add`` actions of a shadow written by one overwrite; None for anything else."""
-    log = os.path.join(shadow, "_delta_log")
+def staged_files(shadow: str, files: Files | None = None) -> StagedFiles | None:
+    """The ``add`` actions of a shadow written by one overwrite; None for anything else.
+    ``files``: the warehouse's file system (None: a local folder)."""
+    files = files or Files(shadow)
+    log = _join(files, shadow, "_delta_log")
     try:
-        names = [n for n in os.listdir(log) if n.endswith(".json")]
+        names = [n for n in files.children(log) if n.endswith(".json")]
+        text = files.read_text(_join(files, log, _FIRST_COMMIT)) if names else ""
     except OSError:
         return None
     if names != [_FIRST_COMMIT]:
         return None
     adds: list[dict[str, Any]] = []
     meta: dict[str, Any] | None = None
-    with open(os.path.join(log, _FIRST_COMMIT), encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            action = json.loads(line)
-            kind = next(iter(action))
-            if kind not in _PLAIN_ACTIONS:
-                return None
-            if kind == "add":
-                adds.append(action["add"])
-            elif kind == "metaData":
-                meta = action["metaData"]
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        action = json.loads(line)
+        kind = next(iter(action))
+        if kind not in _PLAIN_ACTIONS:
+            return None
+        if kind == "add":
+            adds.append(action["add"])
+        elif kind == "metaData":
+            meta = action["metaData"]
     if meta is None:
         return None
     for a in adds:  # relative, plain names only: nothing to encode or resolve
@@ -83,9 +87,9 @@ def adopt(store: Any, e: Entry, props: CommitProperties) -> int | None:
     """Commit the shadow's files into the table ``e.name`` of ``store`` (a
     ``delta_rs.DeltaRsStore``, which calls this); its new version, or None when this entry
     must be published by rewriting its rows (see the module docstring)."""
-    if store.files.remote or e.how not in ("replace", "whole", "dates"):
+    if e.how not in ("replace", "whole", "dates"):
         return None
-    staged = staged_files(e.shadow)
+    staged = staged_files(e.shadow, store.files)
     if staged is None:
         return None
     if KEY in [f["name"] for f in json.loads(staged.schema_string)["fields"]]:
@@ -106,7 +110,7 @@ def adopt(store: Any, e: Entry, props: CommitProperties) -> int | None:
             or any(d is None for d in e.dates)  # no partition filter names the NULL date
         ):
             return None
-    if not _link_all(e.shadow, path, staged.adds):
+    if not _place_all(store.files, e.shadow, path, staged.adds):
         return None
     actions = [
         AddAction(
@@ -144,12 +148,21 @@ def adopt(store: Any, e: Entry, props: CommitProperties) -> int | None:
     return store.table(path).version()
 
 
-def _link_all(shadow: str, table: str, adds: list[dict[str, Any]]) -> bool:
-    """Hard-link every staged file into the table's folder (a link already there from an
-    interrupted attempt is kept); False when the file system refuses links."""
+def _place_all(files: Files, shadow: str, table: str, adds: list[dict[str, Any]]) -> bool:
+    """Place every staged file into the table's folder: a hard link on a local warehouse,
+    the object store's own copy on S3. A file already there from an interrupted attempt is
+    kept (locally: the same file; on S3: the same size). False when a file cannot be
+    placed (links refused, a different file in the way)."""
     for a in adds:
-        src = os.path.join(shadow, *a["path"].split("/"))
-        dst = os.path.join(table, *a["path"].split("/"))
+        src = _join(files, shadow, *a["path"].split("/"))
+        dst = _join(files, table, *a["path"].split("/"))
+        if files.remote:
+            there = files.fs.get_file_info(files.fs_path(dst))
+            if there.type == pafs.FileType.NotFound:
+                files.fs.copy_file(files.fs_path(src), files.fs_path(dst))
+            elif there.size != files.fs.get_file_info(files.fs_path(src)).size:
+                return False
+            continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         try:
             os.link(src, dst)
@@ -159,3 +172,7 @@ def _link_all(shadow: str, table: str, adds: list[dict[str, Any]]) -> bool:
         except OSError:
             return False
     return True
+
+
+def _join(files: Files, *parts: str) -> str:
+    return "/".join(parts) if files.remote else os.path.join(*parts)
