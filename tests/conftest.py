@@ -9,7 +9,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +71,25 @@ def run_json_script(script: str, *args: str, env: dict | None = None, timeout: f
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def record_calls(
+    monkeypatch: pytest.MonkeyPatch, owner: type, name: str, note: Callable[..., Any]
+) -> list:
+    """Wrap the method ``owner.name`` for one test: each call first appends what
+    ``note(*args, **kwargs)`` returns (unless None) to the list returned here, then runs
+    the real method. How a test sees what an engine asked for without changing it."""
+    seen: list = []
+    real = getattr(owner, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        item = note(*args, **kwargs)
+        if item is not None:
+            seen.append(item)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
 
 
 def run_cli_paused(

@@ -16,6 +16,7 @@ import sqlglot
 from sluicegate.engines import iceberg_store
 from sluicegate.engines.duckdb_iceberg import DuckDBIcebergEngine
 from sluicegate.engines.iceberg_catalog import CatalogSpec
+from tests.conftest import record_calls
 from tests.iceberg_read import catalog
 
 NS = "keyed"
@@ -45,18 +46,15 @@ def eng(tmp_path: Path):  # noqa: ANN201
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> list:
     """(keys to delete, rows given) of every keyed write."""
-    seen: list = []
-    real = iceberg_store.IcebergStore._write
 
-    def spy(self, e, data, branch, marker):  # noqa: ANN001, ANN202
-        if e.how == "key":
-            keys = None if e.keys is None else sorted(e.keys, key=str)
-            rows = sorted(data.to_pylist(), key=lambda r: (str(r["_dlq_sk"]), r["v"]))
-            seen.append((keys, [(r["_dlq_sk"], r["v"]) for r in rows]))
-        return real(self, e, data, branch, marker)
+    def note(_self, e, data, _branch, _marker):  # noqa: ANN001, ANN202
+        if e.how != "key":
+            return None
+        keys = None if e.keys is None else sorted(e.keys, key=str)
+        rows = sorted(data.to_pylist(), key=lambda r: (str(r["_dlq_sk"]), r["v"]))
+        return keys, [(r["_dlq_sk"], r["v"]) for r in rows]
 
-    monkeypatch.setattr(iceberg_store.IcebergStore, "_write", spy)
-    return seen
+    return record_calls(monkeypatch, iceberg_store.IcebergStore, "_write", note)
 
 
 def published(tmp_path: Path) -> list[tuple]:

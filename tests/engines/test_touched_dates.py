@@ -18,6 +18,7 @@ import sqlglot
 
 from sluicegate.compile.outputs import delete_run, insert_into
 from sluicegate.engines import duckdb_delta, open_engine
+from tests.conftest import record_calls
 from tests.engines.conformance.test_storage import (
     D1,
     D2,
@@ -40,31 +41,25 @@ def eng(tmp_path: Path):  # noqa: ANN201
 
 @pytest.fixture
 def compared(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The ``dates`` of every row-by-row comparison (None: the whole table)."""
-    seen: list = []
-    real = duckdb_delta.DuckDBDeltaEngine._rows_differ
-
-    def spy(self, name, dates):  # noqa: ANN001, ANN202
-        seen.append(None if dates is None else sorted(dates))
-        return real(self, name, dates)
-
-    monkeypatch.setattr(duckdb_delta.DuckDBDeltaEngine, "_rows_differ", spy)
-    return seen
+    """The ``dates`` of every row-by-row comparison."""
+    return record_calls(
+        monkeypatch,
+        duckdb_delta.DuckDBDeltaEngine,
+        "_rows_differ",
+        lambda _self, _name, dates: sorted(dates),
+    )
 
 
 @pytest.fixture
 def hashed(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The dates of every read of the rows' hash sums (a count per date comes first)."""
-    seen: list = []
-    real = duckdb_delta.DuckDBDeltaEngine._per_date
+    """The dates of every read of the shadow's hash sums (a count per date comes first)."""
 
-    def spy(self, table, dates, digest):  # noqa: ANN001, ANN202
+    def note(_self, table, dates, digest):  # noqa: ANN001, ANN202
         if isinstance(digest, sqlglot.exp.Sum) and table == "t":  # the shadow's side
-            seen.append(None if dates is None else sorted(dates))
-        return real(self, table, dates, digest)
+            return None if dates is None else sorted(dates)
+        return None
 
-    monkeypatch.setattr(duckdb_delta.DuckDBDeltaEngine, "_per_date", spy)
-    return seen
+    return record_calls(monkeypatch, duckdb_delta.DuckDBDeltaEngine, "_per_date", note)
 
 
 def _sql(text: str) -> sqlglot.exp.Expression:
