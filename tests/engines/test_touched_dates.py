@@ -223,6 +223,7 @@ def test_a_rerun_of_a_date_copies_none_of_its_published_rows(eng, copies, tmp_pa
         (f"k = 1 AND _logical_date = DATE '{D1}'", [1], [1, 2]),
         ("k = 1", [1], [1, 2]),  # a literal, but not of the date
         ("_logical_date = (SELECT min(_logical_date) FROM t)", [2], [2]),  # a subquery
+        ("random() < 2", [3], []),  # volatile: evaluated once, by the DELETE
     ],
 )
 def test_what_a_delete_copies(eng, copies, tmp_path: Path, where: str, copied: list, left):

@@ -83,8 +83,10 @@ class DateShadow:
         published rows into the part and recreate the view (none when every one was open).
 
         ``deleting``: the ``DELETE`` about to run on the part; the rows it selects are not
-        copied (none at all when it removes whole dates). Its condition must read only the
-        row (no subquery): a subquery could read the table, which the open changes."""
+        copied (none at all when it removes whole dates). Its condition is evaluated twice
+        (by the copy, then by the ``DELETE``), so it must give the same answer both times:
+        no subquery (it could read the table, which the open changes), no volatile
+        function. Otherwise the dates are copied whole."""
         if self.every:
             return []
         if dates is None:
@@ -136,9 +138,14 @@ def _spared(delete: exp.Delete | None) -> exp.Expression | None:
     where = delete.args.get("where")
     if where is None or _whole_dates(where.this):
         return exp.false()
-    if where.find(exp.Query) is not None:
+    if where.find(exp.Query, *_VOLATILE) is not None:
         return None
     return exp.not_(_holds(where.this.copy()))
+
+
+#: functions that may answer differently when the condition is evaluated again (by the
+#: copy, then by the ``DELETE``); any function sqlglot does not know may be one of them
+_VOLATILE = (exp.Rand, exp.Randn, exp.Uuid, exp.Anonymous)
 
 
 def _whole_dates(condition: exp.Expression) -> bool:
