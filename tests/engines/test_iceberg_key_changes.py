@@ -54,7 +54,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list:
         rows = sorted(data.to_pylist(), key=lambda r: (str(r["_dlq_sk"]), r["v"]))
         return keys, [(r["_dlq_sk"], r["v"]) for r in rows]
 
-    return record_calls(monkeypatch, iceberg_store.IcebergStore, "_write", note)
+    return record_calls(monkeypatch, iceberg_store.IcebergStore, "_write_rows", note)
 
 
 def published(tmp_path: Path) -> list[tuple]:

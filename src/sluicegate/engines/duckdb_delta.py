@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import sqlglot
@@ -294,7 +294,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if tx is None:
             return
         entries = [e for e in tx.values() if e.dirty]
-        queries: dict[str, str] = {}
+        queries: dict[str, exp.Select] = {}
         for e in entries:
             if e.how == "drop":
                 continue
@@ -310,8 +310,8 @@ class DuckDBDeltaEngine(DuckDBEngine):
                 e.keys, q = self._key_changes(e.name)
             else:
                 q = exp.select("*").from_(table)
-            queries[e.name] = self.render(q)
-        payloads = _StagedRows(self.con, queries, stream=self.store.streams_rows)
+            queries[e.name] = q
+        payloads = _StagedRows(self.con, queries, self.render, stream=self.store.streams_rows)
         self.last_commit = self.store.publish(
             [e for e in entries if e.how != "none"], payloads, fault=self._fault
         )
@@ -445,21 +445,53 @@ class _StagedRows(MutableMapping[str, Any]):
     it before asking for the next table: one DuckDB connection serves one open result);
     otherwise one Arrow table (pyiceberg takes tables). Both in plain Arrow types. A table
     the store replaces (Iceberg's snapshot rows, given their real ids) is kept as given.
+
+    A store that commits files it did not write (``storage.ParquetRows``: Iceberg's
+    ``add_files``) asks for the rows' schema and has DuckDB write them as one Parquet
+    file instead: the rows never pass through Python.
     """
 
-    def __init__(self, con: Any, queries: dict[str, str], *, stream: bool) -> None:
+    def __init__(
+        self,
+        con: Any,
+        queries: dict[str, exp.Select],
+        render: Callable[[exp.Expression], str],
+        *,
+        stream: bool,
+    ) -> None:
         self._con = con
         self._queries = queries
+        self._render = render
         self._stream = stream
         self._given: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         if name in self._given:
             return self._given[name]
-        rel = self._con.sql(self._queries[name])
+        rel = self._con.sql(self._render(self._queries[name]))
         if self._stream:
             return delta_rs.plain_stream(rel.to_arrow_reader())
         return delta_rs.plain_types(rel.to_arrow_table())
+
+    def schema(self, name: str) -> Any:
+        """The Arrow schema of ``name``'s rows (plain types), read without its rows."""
+        if name in self._given:
+            return self._given[name].schema
+        empty = self._con.sql(self._render(self._queries[name].limit(0))).to_arrow_table()
+        return delta_rs.plain_types(empty).schema
+
+    def write_parquet(self, name: str, path: str) -> int | None:
+        """``COPY`` the rows of ``name`` into one Parquet file at ``path`` (no field ids);
+        the rows written. None for rows the store gave: those are only in memory."""
+        if name in self._given:
+            return None
+        copy = exp.Copy(
+            this=exp.Subquery(this=self._queries[name].copy()),
+            kind=False,
+            files=[exp.Literal.string(path)],
+            params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))],
+        )
+        return int(self._con.execute(self._render(copy)).fetchone()[0])
 
     def __setitem__(self, name: str, rows: Any) -> None:
         self._given[name] = rows

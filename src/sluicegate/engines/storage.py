@@ -22,6 +22,7 @@ Pure standard library: no driver is imported here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 FORMATS = ("duckdb", "delta", "iceberg")
 """Every table format a contract may name in ``outputs.format``."""
@@ -86,6 +87,20 @@ class CommitResult:
 
     versions: dict[str, int] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class ParquetRows(Protocol):
+    """Rows to publish that the computing engine can write as a Parquet file itself,
+    for a table store that commits files it did not write (Iceberg's ``add_files``):
+    the rows then never pass through Python."""
+
+    def schema(self, name: str) -> Any:
+        """The Arrow schema of ``name``'s rows."""
+
+    def write_parquet(self, name: str, path: str) -> int | None:
+        """Write ``name``'s rows as one Parquet file without field ids at ``path``; the
+        rows written, or None when these rows cannot be written so."""
 
 
 def choose_format(requested: str | None, engine: str, supported: tuple[str, ...]) -> str:
