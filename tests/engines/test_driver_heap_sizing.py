@@ -3,7 +3,7 @@
 A local driver's heap is fixed when its JVM starts, and sluicegate gave every one 4g: a
 1M-line run (230 MB) peaked at ~3.2 GiB of memory where 2g ran it as fast ~400 MiB
 lower, and 2g held 5M lines but not 10M (benchmarks/RESULTS.md). A batch run now lists
-its source before the engine opens and the driver gets twice the input's bytes, 2g to 4g
+its source before the engine opens and the driver gets twice the input's bytes, 1536m to 4g
 (at most half the RAM); where the size is not known up front (a watch, a micro-batch, a
 table source) it keeps 4g. The live run is in ``tests/engines/spark/test_spark_heap_by_input.py``.
 """
@@ -29,14 +29,14 @@ GiB = 1 << 30
 def expected_heap(input_bytes: int | None, ram: int) -> int:
     """The rule as docs/spark.md states it, computed here on its own."""
     most = max(GiB, min(4 * GiB, ram // 2))
-    return most if input_bytes is None else min(most, max(2 * GiB, 2 * input_bytes))
+    return most if input_bytes is None else min(most, max(1536 << 20, 2 * input_bytes))
 
 
 @pytest.mark.parametrize("ram", [24 * GiB, 6 * GiB, 3 * GiB, GiB])
 @pytest.mark.parametrize(
     "size", [None, 0, 10 << 20, 230_000_000, 1_150_000_000, 1_600 << 20, 2_300_000_000, 9 * GiB]
 )
-def test_the_heap_follows_the_input_between_2g_and_4g(size, ram):
+def test_the_heap_follows_the_input_between_1536m_and_4g(size, ram):
     assert driver_heap(size, ram) == expected_heap(size, ram)
 
 

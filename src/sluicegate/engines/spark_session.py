@@ -84,10 +84,12 @@ not known before it starts (a watch, a micro-batch, a table source): Spark's 1g 
 made G1 collect all the time once the typed relation was cached (34 CPU s of a 1M-line
 run, 9 CPU s with 4g). Capped at half of the machine's memory."""
 
-LOCAL_HEAP_FLOOR = 2 << 30
+LOCAL_HEAP_FLOOR = 1536 << 20
 """The smallest heap a local driver gets when the input's size is known: 1M-line retail
 runs (230 MB) took the same time with 2g as with 4g and peaked ~400 MiB lower; 5M lines
-(1.15 GB) 272.6 s / 3.1 GiB with 2g against 267.3 s / 5.1 GiB with 4g (benchmarks/RESULTS.md)."""
+(1.15 GB) 272.6 s / 3.1 GiB with 2g against 267.3 s / 5.1 GiB with 4g. With 1536m a
+1M-line run was as fast again and peaked 250–400 MiB lower than with 2g, first runs and
+next days' alike; 1g made it 20 % slower, collecting (benchmarks/RESULTS.md)."""
 
 HEAP_PER_INPUT_BYTE = 2
 """A known input gets a heap of twice its bytes (between :data:`LOCAL_HEAP_FLOOR` and
@@ -101,9 +103,9 @@ def driver_heap(input_bytes: int | None, ram: int) -> int:
 
     >>> GiB = 1 << 30
     >>> [driver_heap(n, 24 * GiB) / GiB for n in (None, 230_000_000, 1_600 << 20, 3 * GiB)]
-    [4.0, 2.0, 3.125, 4.0]
-    >>> driver_heap(230_000_000, 3 * GiB) / GiB  # at most half the RAM, at least 1g
-    1.5
+    [4.0, 1.5, 3.125, 4.0]
+    >>> driver_heap(230_000_000, 2 * GiB) / GiB  # at most half the RAM, at least 1g
+    1.0
     """
     most = max(1 << 30, min(LOCAL_DRIVER_MEMORY, ram // 2))
     if input_bytes is None:

@@ -62,8 +62,8 @@ def test_a_batch_run_starts_a_driver_sized_by_its_input(tmp_path: Path):
     assert done.returncode == 0, done.stderr[-3000:]
     metrics = json.loads(done.stdout)
     assert metrics["ledger"]["balanced"] and metrics["ledger"]["raw"] == 200
-    # a few kB of input: the floor, 2g (or half a small machine's RAM)
-    assert metrics["memory_limit"] == f"{min(2 * GiB, _most()) >> 20}m"
+    # a few kB of input: the floor, 1536m (or half a small machine's RAM)
+    assert metrics["memory_limit"] == f"{min(1536 << 20, _most()) >> 20}m"
 
 
 #: one micro-batch in a fresh process, as a caller of the run's own entry point makes it
