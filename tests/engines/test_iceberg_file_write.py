@@ -16,10 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 import sqlglot
 
-from sluicegate.engines.duckdb_iceberg import DuckDBIcebergEngine
-from sluicegate.engines.iceberg_catalog import CatalogSpec
 from sluicegate.engines.iceberg_store import _local_path
-from tests.iceberg_read import catalog
+from tests.iceberg_read import catalog, embedded_engine
 
 NS = "files"
 D1, D2, D3 = dt.date(2026, 3, 1), dt.date(2026, 3, 2), dt.date(2026, 4, 1)
@@ -36,11 +34,7 @@ def _day(day: dt.date, *values: int) -> sqlglot.exp.Expression:
 
 @pytest.fixture
 def eng(tmp_path: Path):  # noqa: ANN201
-    catalog(tmp_path / "catalog.db", tmp_path / "iceberg")  # makes the warehouse folder
-    spec = CatalogSpec(
-        "lake", f"sqlite:///{tmp_path / 'catalog.db'}", f"file://{tmp_path / 'iceberg'}"
-    )
-    e = DuckDBIcebergEngine(str(tmp_path / "wh"), iceberg=(spec, NS))
+    e = embedded_engine(tmp_path, NS)
     yield e
     e.close()
 

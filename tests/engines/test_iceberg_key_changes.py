@@ -14,10 +14,8 @@ import pytest
 import sqlglot
 
 from sluicegate.engines import iceberg_store
-from sluicegate.engines.duckdb_iceberg import DuckDBIcebergEngine
-from sluicegate.engines.iceberg_catalog import CatalogSpec
 from tests.conftest import record_calls
-from tests.iceberg_read import catalog
+from tests.iceberg_read import catalog, embedded_engine
 
 NS = "keyed"
 
@@ -33,11 +31,7 @@ def _rows(*pairs: tuple) -> sqlglot.exp.Expression:
 
 @pytest.fixture
 def eng(tmp_path: Path):  # noqa: ANN201
-    catalog(tmp_path / "catalog.db", tmp_path / "iceberg")  # makes the warehouse folder
-    spec = CatalogSpec(
-        "lake", f"sqlite:///{tmp_path / 'catalog.db'}", f"file://{tmp_path / 'iceberg'}"
-    )
-    e = DuckDBIcebergEngine(str(tmp_path / "wh"), iceberg=(spec, NS))
+    e = embedded_engine(tmp_path, NS)
     e.create_table_as("q", _rows(("a", 1), ("b", 2), ("c", 3)))
     yield e
     e.close()
