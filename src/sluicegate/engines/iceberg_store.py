@@ -180,17 +180,25 @@ class IcebergStore:
         from the rows' (a new shape is the rows path's to handle), rows that are only in
         memory or none, a file pyiceberg refuses (types it would not read back as the
         table's, rows of more than one partition, statistics it cannot serialize)."""
+        from pyiceberg.exceptions import NoSuchTableError
         from pyiceberg.expressions import AlwaysTrue
         from pyiceberg.io.pyarrow import parquet_file_to_data_file
         from pyiceberg.table import TableProperties
 
         schema = _iceberg_schema(rows.schema(e.name))
-        exists = self.is_table(e.name)
-        if exists and not _same_types(self.load(e.name), schema):
+        try:
+            table = self.load(e.name)
+        except NoSuchTableError:
+            table = None
+        exists = table is not None
+        if table is None:
+            # a new table's location follows the warehouse's: an object store's is the
+            # rows path's, which creates the table itself
+            if _local_path(self.spec.warehouse) is None:
+                return None
+            table = self._create(e.name, schema)
+        elif not _same_types(table, schema):
             return None
-        if not exists:
-            self._create(e.name, schema)
-        table = self.load(e.name)
         folder = _local_path(table.location())
         if folder is None:
             return None
@@ -217,7 +225,8 @@ class IcebergStore:
                 t.set_properties(**{TableProperties.DEFAULT_NAME_MAPPING: mapping})
             with t.update_snapshot(snapshot_properties=marker, branch=branch).fast_append() as add:
                 add.append_data_file(data_file)
-        return before, self.load(e.name).metadata.refs[branch].snapshot_id
+        # the transaction's commit left the table object at the metadata it committed
+        return before, table.metadata.refs[branch].snapshot_id
 
     def _branch(
         self, name: str, table: Any, schema: pa.Schema, branch: str
@@ -272,7 +281,7 @@ class IcebergStore:
             return before, before if before is not None else 0
         return before, ref.snapshot_id
 
-    def _create(self, name: str, schema: pa.Schema) -> None:
+    def _create(self, name: str, schema: pa.Schema) -> Any:
         """A new table, partitioned by the year/month (Iceberg's ``month`` transform) of
         ``_logical_date`` (clean, quarantine …) or ``logical_date`` (the quality facts,
         the run record)."""
@@ -284,6 +293,7 @@ class IcebergStore:
                 with table.update_spec() as u:
                     u.add_field(column, MonthTransform(), f"{column}_month")
                 break
+        return table
 
     def _fast_forward(self, p: dict[str, Any], branch: str) -> None:
         """Point ``main`` at the branch snapshot (asserting main is unmoved), drop the branch."""

@@ -100,7 +100,9 @@ class ParquetRows(Protocol):
 
     def write_parquet(self, name: str, path: str) -> int | None:
         """Write ``name``'s rows as one Parquet file without field ids at ``path``; the
-        rows written, or None when these rows cannot be written so."""
+        rows written, or None when these rows cannot be written so. A store treats 0
+        like None: it removes the file and writes the (no) rows its own way, which still
+        replaces what they replace."""
 
 
 def choose_format(requested: str | None, engine: str, supported: tuple[str, ...]) -> str:
