@@ -14,6 +14,7 @@ import pytest
 import sqlglot
 
 from sluicegate.engines import iceberg_store
+from sluicegate.engines.base import Engine
 from tests.conftest import record_calls
 from tests.iceberg_read import catalog, embedded_engine
 
@@ -102,3 +103,37 @@ def test_a_null_key_publishes_the_whole_table(eng, writes, tmp_path: Path):
         eng.execute(_sql("DELETE FROM q WHERE _dlq_sk = 'a'"))
     assert writes == [(None, [(None, 9), ("b", 2), ("c", 3)])]  # no IN matches NULL
     assert published(tmp_path) == [(None, 9), ("b", 2), ("c", 3)]
+
+
+def _temp_tables(eng) -> list[str]:  # noqa: ANN001
+    rows = eng.con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE '_sg_keys_%'"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_the_differing_keys_are_grouped_once(eng, monkeypatch, tmp_path: Path):
+    """The grouping of both sides' rows (its ``HAVING``) is in one statement a commit,
+    however many queries read its keys (the NULL check, the published keys, the rows to
+    append)."""
+
+    def grouping(_self, statement):  # noqa: ANN001, ANN202
+        return statement.sql("duckdb") if statement.find(sqlglot.exp.Having) else None
+
+    groupings = record_calls(monkeypatch, Engine, "render", grouping)
+    with eng.transaction():
+        eng.execute(_sql("UPDATE q SET v = 30 WHERE _dlq_sk = 'c'"))
+    assert len(groupings) == 1, groupings
+    assert published(tmp_path) == [("a", 1), ("b", 2), ("c", 30)]
+    assert _temp_tables(eng) == []  # gone once published
+
+
+def test_the_keys_table_goes_when_the_publish_fails(eng, monkeypatch, tmp_path: Path):
+    def refuse(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
+        raise OSError("the catalog went away")
+
+    monkeypatch.setattr(iceberg_store.IcebergStore, "publish", refuse)
+    with pytest.raises(OSError), eng.transaction():
+        eng.execute(_sql("UPDATE q SET v = 30 WHERE _dlq_sk = 'c'"))
+    assert _temp_tables(eng) == []
+    assert published(tmp_path) == [("a", 1), ("b", 2), ("c", 3)]

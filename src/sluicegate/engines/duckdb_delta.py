@@ -39,6 +39,7 @@ from .storage import DELTA
 
 _ORIG = "_sg_delta_"
 _SIDE = "_sg_side"  # +1: a row of the shadow, -1: a published row
+_KEYS = "_sg_keys_"  # a keyed table's differing keys, while its commit publishes them
 
 
 class DuckDBDeltaEngine(DuckDBEngine):
@@ -294,6 +295,25 @@ class DuckDBDeltaEngine(DuckDBEngine):
         if tx is None:
             return
         entries = [e for e in tx.values() if e.dirty]
+        try:
+            queries = self._staged_queries(entries)
+            payloads = _StagedRows(self.con, queries, self.render, stream=self.store.streams_rows)
+            self.last_commit = self.store.publish(
+                [e for e in entries if e.how != "none"], payloads, fault=self._fault
+            )
+        finally:
+            for e in entries:
+                if e.how == "key":
+                    self.con.execute(self.render(_drop(_KEYS + e.name, "TABLE")))
+        for e in tx.values():
+            self._drop_shadow(e.name)
+            if self.store.is_table(e.name):
+                self._show(e.name)
+
+    def _staged_queries(self, entries: list[Entry]) -> dict[str, exp.Select]:
+        """The query of the rows the store publishes for each changed table: a date
+        table's changed dates (none: ``how`` becomes ``none``), a keyed table's changes
+        where the store writes only those, else the whole table."""
         queries: dict[str, exp.Select] = {}
         for e in entries:
             if e.how == "drop":
@@ -311,14 +331,7 @@ class DuckDBDeltaEngine(DuckDBEngine):
             else:
                 q = exp.select("*").from_(table)
             queries[e.name] = q
-        payloads = _StagedRows(self.con, queries, self.render, stream=self.store.streams_rows)
-        self.last_commit = self.store.publish(
-            [e for e in entries if e.how != "none"], payloads, fault=self._fault
-        )
-        for e in tx.values():
-            self._drop_shadow(e.name)
-            if self.store.is_table(e.name):
-                self._show(e.name)
+        return queries
 
     def rollback(self) -> None:
         tx, self._tx = self._tx, None
@@ -411,11 +424,12 @@ class DuckDBDeltaEngine(DuckDBEngine):
         (``writes_key_changes``): the published keys whose rows changed or went, and the
         query of the rows to append — every row of each key whose rows differ, so a key's
         rows are replaced whole, whatever their multiplicity. A NULL key matches no
-        ``IN``: then (None, the whole table)."""
-        differ = self._differing(name, KEY, None)
-        keys = exp.select(col(KEY)).from_(
-            exp.Subquery(this=differ, alias=exp.TableAlias(this=ident("_k")))
-        )
+        ``IN``: then (None, the whole table). The differing keys are a TEMP table until
+        the commit has published them (dropped after the store's publish)."""
+        # the grouping of every row of both sides, once: three queries read its keys
+        temp = _KEYS + name
+        super().create_table_as(temp, self._differing(name, KEY, None), temporary=True)
+        keys = exp.select(col(KEY)).from_(ident(temp))
         null_key = keys.where(exp.Is(this=col(KEY), expression=exp.null())).limit(1)
         if self.con.execute(self.render(null_key)).fetchall():
             return None, exp.select("*").from_(ident(name))
